@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { parseDuration } from './duration.ts';
+
+/** Names that become part of commands, keys and messages: no shell or markup characters. */
+export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+/** A DNS name or IPv4/IPv6 address, as accepted for hosts. */
+export const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[?[0-9A-Fa-f:.]+\]?)$/;
+const ZONE_RE = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?\.?)+$/;
+const CIDR_RE = /^[0-9A-Fa-f:.]+\/\d{1,3}$/;
+
+const name = z.string().regex(NAME_RE, 'must be letters, digits, ".", "_" or "-" (at most 63)');
+const host = z.string().regex(HOST_RE, 'must be a host name or an IP address');
+const secretRef = z.string().min(1, 'must not be empty');
+const duration = z
+  .string()
+  .refine((s) => parseDuration(s) !== null, 'must be a duration such as 30s, 5m or 1h');
+const hostKey = z
+  .string()
+  .regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'must be a fingerprint as `ssh-keygen -lf` prints it: SHA256: then 43 base64 characters');
+const port = z.number().int().min(1).max(65535);
+
+export const sshEndpointSchema = z.strictObject({
+  host: host.optional(),
+  port: port.optional(),
+  user: name.optional(),
+  privateKey: secretRef.optional(),
+  hostKey: hostKey.optional(),
+});
+
+const resolverSchema = z
+  .string()
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be an address, optionally with :port');
+
+export const rackSchema = z.strictObject({
+  resolver: resolverSchema,
+  zone: z.string().regex(ZONE_RE, 'must be a DNS zone name').default('maas-internal'),
+  probe: z.enum(['ssh', 'direct']).default('ssh'),
+  ssh: sshEndpointSchema.optional(),
+  forwarder: resolverSchema.optional(),
+  forwarderInstall: z.string().min(1).max(1000).refine((s) => !/[\r\n\0]/.test(s), 'must be one line').optional(),
+  subnet: z.union([z.string().regex(CIDR_RE, 'must be a CIDR such as 10.20.0.0/24'), z.number().int()]).optional(),
+});
+
+export const siteSchema = z.strictObject({
+  maas: name,
+  machines: z
+    .strictObject({ zone: name.optional(), pool: name.optional(), tags: z.array(name).optional() })
+    .default({}),
+  rack: rackSchema.optional(),
+  vmHosts: z.record(z.string(), sshEndpointSchema).default({}),
+  knownHosts: secretRef.optional(),
+});
+
+export const clusterSchema = z.strictObject({
+  maas: name,
+  kube: z
+    .strictObject({
+      kubeconfig: secretRef.optional(),
+      context: z.string().min(1).optional(),
+      namespace: name.default('default'),
+    })
+    .default({ namespace: 'default' }),
+  maasCluster: name.optional(),
+  preferredSubnets: z.array(z.string().regex(CIDR_RE, 'must be a CIDR')).optional(),
+  controller: z
+    .strictObject({ namespace: name.default('capmaas-system'), deployment: name.default('capmaas-controller-manager') })
+    .optional(),
+});
+
+export const configSchema = z.strictObject({
+  slack: z
+    .strictObject({
+      alertChannel: z.string().min(1).optional(),
+      commandChannels: z.array(z.string().min(1)).default([]),
+      operators: z.array(z.string().min(1)).optional(),
+      approvers: z.array(z.string().min(1)).default([]),
+      selfApproval: z.boolean().default(false),
+      approvalTtl: duration.default('15m'),
+    })
+    .default({ commandChannels: [], approvers: [], selfApproval: false, approvalTtl: '15m' }),
+  maas: z.record(name, z.strictObject({ url: z.url({ protocol: /^https?$/ }), apiKey: secretRef })).default({}),
+  sites: z.record(name, siteSchema).default({}),
+  clusters: z.record(name, clusterSchema).default({}),
+  schedules: z
+    .strictObject({ dns: duration.optional(), resolver: duration.optional(), macs: duration.optional() })
+    .default({}),
+  repair: z.strictObject({ maxSubjects: z.number().int().min(1).max(10_000).default(50) }).default({ maxSubjects: 50 }),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;

@@ -1,0 +1,318 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError } from './errors.ts';
+import { parseDuration } from './duration.ts';
+import { Secret } from './secret.ts';
+import { secretFragments } from './redact.ts';
+import { configSchema, type RawConfig, type sshEndpointSchema } from './config-schema.ts';
+
+export interface SshEndpoint {
+  host: string;
+  port: number;
+  user?: string;
+  privateKey?: Secret;
+  hostKey?: string;
+}
+
+export interface RackConfig {
+  resolverHost: string;
+  resolverPort: number;
+  zone: string;
+  probe: 'ssh' | 'direct';
+  ssh?: SshEndpoint;
+  forwarder?: { host: string; port: number };
+  forwarderInstall?: string;
+  subnet?: string | number;
+}
+
+export interface SiteConfig {
+  name: string;
+  maas: string;
+  machines: { zone?: string; pool?: string; tags?: string[] };
+  rack?: RackConfig;
+  vmHostDefaults: Partial<SshEndpoint>;
+  vmHosts: Record<string, Partial<SshEndpoint>>;
+  knownHosts?: string;
+}
+
+export interface ClusterConfig {
+  name: string;
+  maas: string;
+  kube: { kubeconfig?: Secret; context?: string; namespace: string };
+  maasCluster: string;
+  preferredSubnets?: string[];
+  controller: { namespace: string; deployment: string };
+}
+
+export interface MaasRegionConfig {
+  name: string;
+  url: string;
+  apiKey: Secret;
+}
+
+export interface SlackPolicy {
+  alertChannel?: string;
+  commandChannels: string[];
+  operators?: string[];
+  approvers: string[];
+  selfApproval: boolean;
+  approvalTtlMs: number;
+}
+
+export interface Config {
+  path: string;
+  slack: SlackPolicy;
+  maas: Record<string, MaasRegionConfig>;
+  sites: Record<string, SiteConfig>;
+  clusters: Record<string, ClusterConfig>;
+  schedules: { dns?: number; resolver?: number; macs?: number };
+  repair: { maxSubjects: number };
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Every secret value (and its fragments) for the redaction pass. */
+  secrets: string[];
+  warnings: string[];
+}
+
+export interface LoadOptions {
+  path?: string;
+  env?: NodeJS.ProcessEnv;
+  readFile?: (path: string) => string;
+}
+
+const readUtf8 = (p: string) => readFileSync(p, 'utf8');
+
+export function configPath(env: NodeJS.ProcessEnv, explicit?: string): string {
+  return explicit ?? env.MAAS_CHATOPS_CONFIG ?? './maas-chatops.yaml';
+}
+
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const readFile = options.readFile ?? readUtf8;
+  const path = configPath(env, options.path);
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    throw new ConfigError(
+      `${path}: cannot read the config file (${why})`,
+      'Pass --config FILE or set MAAS_CHATOPS_CONFIG; README.md shows an example',
+    );
+  }
+  return parseConfigText(text, { path, env, readFile });
+}
+
+export function parseConfigText(
+  text: string,
+  options: { path: string; env: NodeJS.ProcessEnv; readFile?: (path: string) => string },
+): LoadedConfig {
+  const { path } = options;
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { prettyErrors: true });
+  } catch (err) {
+    throw new ConfigError(`${path}: malformed YAML: ${firstLine((err as Error).message)}`, 'Fix the YAML syntax at that line');
+  }
+  if (doc === null || doc === undefined) doc = {};
+  const parsed = configSchema.safeParse(doc);
+  if (!parsed.success) throw new ConfigError(`${path}: ${formatIssue(parsed.error.issues[0])}`, hintFor(parsed.error.issues[0]));
+  const resolver = new SecretResolver(options.env, options.readFile ?? readUtf8, path);
+  const config = buildConfig(parsed.data, path, resolver);
+  checkReferences(config, path);
+  return { config, secrets: resolver.fragments(), warnings: resolver.warnings };
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0] ?? s;
+}
+
+type Issue = z.core.$ZodIssue | undefined;
+
+function formatIssue(issue: Issue): string {
+  if (!issue) return 'invalid config';
+  const where = issue.path.join('.') || '(top level)';
+  if (issue.code === 'unrecognized_keys') {
+    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  }
+  return `${where}: ${issue.message}`;
+}
+
+function hintFor(issue: Issue): string {
+  if (issue?.code === 'unrecognized_keys') return 'Remove it or check its spelling against CONTRACT.md section 3';
+  return 'Fix that value; CONTRACT.md section 3 lists every key';
+}
+
+class SecretResolver {
+  readonly warnings: string[] = [];
+  readonly #secrets: Secret[] = [];
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly readFile: (path: string) => string,
+    private readonly path: string,
+  ) {}
+
+  secret(ref: string, where: string): Secret {
+    const value = this.value(ref, where);
+    const secret = new Secret(value, ref.startsWith('env:') || ref.startsWith('file:') ? ref : 'literal');
+    this.#secrets.push(secret);
+    return secret;
+  }
+
+  /** A referenced value that is not secret (known_hosts). */
+  plain(ref: string, where: string): string {
+    return this.value(ref, where, false);
+  }
+
+  fragments(): string[] {
+    return this.#secrets.flatMap(secretFragments);
+  }
+
+  private value(ref: string, where: string, warnLiteral = true): string {
+    if (ref.startsWith('env:')) {
+      const name = ref.slice(4);
+      const v = this.env[name];
+      if (v === undefined || v === '') {
+        throw new ConfigError(`${this.path}: ${where}: environment variable ${name} is not set`, `Export ${name} or change the reference`);
+      }
+      return v;
+    }
+    if (ref.startsWith('file:')) {
+      const file = ref.slice(5);
+      try {
+        return this.readFile(file).replace(/\s+$/, '');
+      } catch (err) {
+        throw new ConfigError(`${this.path}: ${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, 'Check the path and its permissions');
+      }
+    }
+    if (/^[a-z]+:[^\s:/][^\s:]*$/.test(ref)) {
+      throw new ConfigError(`${this.path}: ${where}: unknown secret reference "${ref.split(':')[0]}:"`, 'Use env:NAME, file:/path, or a literal value');
+    }
+    if (warnLiteral) this.warnings.push(`${where}: a literal secret in ${this.path}; prefer env:NAME or file:/path`);
+    return ref;
+  }
+}
+
+function splitHostPort(value: string, defaultPort: number): { host: string; port: number } {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(value);
+  if (bracketed) return { host: bracketed[1] as string, port: bracketed[2] ? Number(bracketed[2]) : defaultPort };
+  const colonCount = (value.match(/:/g) ?? []).length;
+  if (colonCount === 1) {
+    const [h, p] = value.split(':') as [string, string];
+    return { host: h, port: Number(p) };
+  }
+  return { host: value, port: defaultPort };
+}
+
+type RawSsh = z.infer<typeof sshEndpointSchema>;
+
+function buildSsh(raw: RawSsh, where: string, r: SecretResolver): Partial<SshEndpoint> {
+  const out: Partial<SshEndpoint> = {};
+  if (raw.host !== undefined) out.host = raw.host;
+  if (raw.port !== undefined) out.port = raw.port;
+  if (raw.user !== undefined) out.user = raw.user;
+  if (raw.hostKey !== undefined) out.hostKey = raw.hostKey;
+  if (raw.privateKey !== undefined) out.privateKey = r.secret(raw.privateKey, `${where}.privateKey`);
+  return out;
+}
+
+function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
+  const maas: Record<string, MaasRegionConfig> = {};
+  for (const [name, region] of Object.entries(raw.maas)) {
+    maas[name] = { name, url: region.url.replace(/\/+$/, ''), apiKey: r.secret(region.apiKey, `maas.${name}.apiKey`) };
+    const parts = maas[name].apiKey.reveal().split(':');
+    if (parts.length !== 3 || parts.some((p) => p === '')) {
+      throw new ConfigError(`${path}: maas.${name}.apiKey: not a MAAS API key`, 'A MAAS API key is consumer_key:token_key:token_secret (`maas apikey --username=...`)');
+    }
+  }
+  const sites: Record<string, SiteConfig> = {};
+  for (const [name, site] of Object.entries(raw.sites)) sites[name] = buildSite(name, site, r);
+  const clusters: Record<string, ClusterConfig> = {};
+  for (const [name, c] of Object.entries(raw.clusters)) {
+    const kube: ClusterConfig['kube'] = { namespace: c.kube.namespace };
+    if (c.kube.kubeconfig) kube.kubeconfig = r.secret(c.kube.kubeconfig, `clusters.${name}.kube.kubeconfig`);
+    if (c.kube.context) kube.context = c.kube.context;
+    const cluster: ClusterConfig = {
+      name,
+      maas: c.maas,
+      kube,
+      maasCluster: c.maasCluster ?? name,
+      controller: c.controller ?? { namespace: 'capmaas-system', deployment: 'capmaas-controller-manager' },
+    };
+    if (c.preferredSubnets) cluster.preferredSubnets = c.preferredSubnets;
+    clusters[name] = cluster;
+  }
+  const schedules: Config['schedules'] = {};
+  for (const key of ['dns', 'resolver', 'macs'] as const) {
+    const v = raw.schedules[key];
+    if (v) schedules[key] = parseDuration(v) as number;
+  }
+  const slack: SlackPolicy = {
+    commandChannels: raw.slack.commandChannels,
+    approvers: raw.slack.approvers,
+    selfApproval: raw.slack.selfApproval,
+    approvalTtlMs: parseDuration(raw.slack.approvalTtl) as number,
+  };
+  if (raw.slack.alertChannel) slack.alertChannel = raw.slack.alertChannel;
+  if (raw.slack.operators) slack.operators = raw.slack.operators;
+  return { path, slack, maas, sites, clusters, schedules, repair: raw.repair };
+}
+
+function buildSite(name: string, site: RawConfig['sites'][string], r: SecretResolver): SiteConfig {
+  const where = `sites.${name}`;
+  const { default: defaults, ...hosts } = site.vmHosts;
+  const vmHosts: Record<string, Partial<SshEndpoint>> = {};
+  for (const [h, entry] of Object.entries(hosts)) vmHosts[h] = buildSsh(entry, `${where}.vmHosts.${h}`, r);
+  const out: SiteConfig = {
+    name,
+    maas: site.maas,
+    machines: site.machines,
+    vmHostDefaults: defaults ? buildSsh(defaults, `${where}.vmHosts.default`, r) : {},
+    vmHosts,
+  };
+  if (site.knownHosts) out.knownHosts = r.plain(site.knownHosts, `${where}.knownHosts`);
+  if (site.rack) {
+    const resolver = splitHostPort(site.rack.resolver, 53);
+    const rack: RackConfig = {
+      resolverHost: resolver.host,
+      resolverPort: resolver.port,
+      zone: site.rack.zone,
+      probe: site.rack.probe,
+    };
+    if (site.rack.ssh) {
+      const ssh = buildSsh(site.rack.ssh, `${where}.rack.ssh`, r);
+      rack.ssh = { ...ssh, host: ssh.host ?? resolver.host, port: ssh.port ?? 22 };
+    }
+    if (site.rack.forwarder) rack.forwarder = splitHostPort(site.rack.forwarder, 53);
+    if (site.rack.forwarderInstall) rack.forwarderInstall = site.rack.forwarderInstall;
+    if (site.rack.subnet !== undefined) rack.subnet = site.rack.subnet;
+    out.rack = rack;
+  }
+  return out;
+}
+
+function checkReferences(config: Config, path: string): void {
+  const regions = Object.keys(config.maas);
+  const known = regions.length ? `known: ${regions.join(', ')}` : 'no regions are configured under maas:';
+  for (const [kind, entries] of [['sites', config.sites], ['clusters', config.clusters]] as const) {
+    for (const [name, entry] of Object.entries(entries)) {
+      if (!config.maas[entry.maas]) {
+        throw new ConfigError(`${path}: ${kind}.${name}.maas: no MAAS region "${entry.maas}"; ${known}`, 'Add the region under maas: or fix the name');
+      }
+    }
+  }
+  for (const [name, site] of Object.entries(config.sites)) {
+    if (site.rack?.probe === 'ssh' && !site.rack.ssh) {
+      throw new ConfigError(`${path}: sites.${name}.rack.ssh: required when rack.probe is ssh`, 'Add rack.ssh (host, user, privateKey, hostKey) or set rack.probe: direct');
+    }
+  }
+}
+
+/** The config as YAML with every secret replaced by its reference. */
+export function printableConfig(config: Config): string {
+  return stringifyYaml(JSON.parse(JSON.stringify(config)));
+}

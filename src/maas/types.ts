@@ -1,0 +1,101 @@
+/** Shapes of the MAAS 2.0 API as canonical/maas serves them (FACTS.md section 2). */
+
+export interface MaasInterface {
+  id: number;
+  name: string;
+  type: string;
+  mac_address: string;
+  enabled?: boolean;
+  links?: unknown[];
+}
+
+export interface MaasMachine {
+  system_id: string;
+  hostname: string;
+  fqdn: string;
+  status: number;
+  status_name: string;
+  power_type: string;
+  power_state: string;
+  zone: { name: string };
+  pool: { name: string };
+  tag_names: string[];
+  ip_addresses: string[];
+  boot_interface: MaasInterface | null;
+  interface_set: MaasInterface[];
+}
+
+export interface PowerParameters {
+  power_address?: string;
+  power_id?: string;
+  [key: string]: unknown;
+}
+
+export interface DnsResource {
+  id: number;
+  fqdn: string;
+  address_ttl: number | null;
+  ip_addresses: { ip: string }[];
+  resource_records?: unknown[];
+}
+
+export interface Subnet {
+  id: number;
+  name: string;
+  cidr: string;
+  vlan?: unknown;
+  gateway_ip?: string | null;
+  dns_servers: string[];
+  allow_dns: boolean;
+  allow_proxy: boolean;
+  managed?: boolean;
+  active_discovery?: boolean;
+  rdns_mode?: number;
+  [key: string]: unknown;
+}
+
+export interface RackController {
+  system_id: string;
+  hostname: string;
+  fqdn: string;
+  ip_addresses: string[];
+  interface_set?: MaasInterface[];
+  service_set?: { name: string; status: string; status_info?: string }[];
+}
+
+export interface MachineFilter {
+  zone?: string;
+  pool?: string;
+  tags?: string[];
+  hostname?: string[];
+  id?: string[];
+  mac_address?: string[];
+}
+
+export interface SubnetDnsUpdate {
+  dns_servers: string[];
+  allow_dns: boolean;
+  allow_proxy: boolean;
+}
+
+/** The typed MAAS calls the jobs use. Errors are MaasApiError (status + MAAS's message). */
+export interface MaasClient {
+  listMachines(filter?: MachineFilter): Promise<MaasMachine[]>;
+  getMachine(systemId: string): Promise<MaasMachine>;
+  /** One bulk call: `GET machines/?op=power_parameters`. */
+  powerParameters(systemIds?: string[]): Promise<Record<string, PowerParameters>>;
+  listInterfaces(systemId: string): Promise<MaasInterface[]>;
+  getInterface(systemId: string, interfaceId: number): Promise<MaasInterface>;
+  updateInterfaceMac(systemId: string, interfaceId: number, mac: string): Promise<MaasInterface>;
+  markBroken(systemId: string, comment?: string): Promise<MaasMachine>;
+  markFixed(systemId: string, comment?: string): Promise<MaasMachine>;
+  findDnsResources(fqdn: string): Promise<DnsResource[]>;
+  getDnsResource(id: number): Promise<DnsResource>;
+  /** Refuses an empty list whoever calls it: an empty PUT wipes the record (PCP-6608). */
+  updateDnsResourceIps(id: number, ips: string[]): Promise<DnsResource>;
+  listSubnets(): Promise<Subnet[]>;
+  getSubnet(id: number): Promise<Subnet>;
+  /** Always sends both allow_dns and allow_proxy: MAAS resets an omitted one to true. */
+  updateSubnetDns(id: number, update: SubnetDnsUpdate): Promise<Subnet>;
+  listRackControllers(): Promise<RackController[]>;
+}
