@@ -1,0 +1,29 @@
+import { Redis } from 'ioredis';
+
+export type RedisRole = 'worker' | 'producer';
+
+/**
+ * Workers block on Redis and must retry forever (BullMQ requires maxRetriesPerRequest: null);
+ * the producer in the Slack path must fail fast so a user hears "Redis is down" instead of silence.
+ */
+export function createRedis(url: string, role: RedisRole): Redis {
+  return new Redis(url, {
+    maxRetriesPerRequest: role === 'worker' ? null : 1,
+    enableOfflineQueue: role === 'worker',
+    connectTimeout: 5_000,
+    retryStrategy: (times) => Math.min(times * 200, 5_000),
+    lazyConnect: false,
+  });
+}
+
+export async function pingRedis(redis: Redis, timeoutMs = 1_000): Promise<boolean> {
+  try {
+    const reply = await Promise.race([
+      redis.ping(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref()),
+    ]);
+    return reply === 'PONG';
+  } catch {
+    return false;
+  }
+}

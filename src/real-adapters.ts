@@ -1,0 +1,35 @@
+import type { Adapters } from './adapters.ts';
+import type { ClusterConfig, Config } from './config.ts';
+import { ChatopsError } from './errors.ts';
+import { createKubeClient } from './kube/client.ts';
+import { createMaasClient } from './maas/client.ts';
+import type { KubeClient } from './kube/types.ts';
+import type { MaasClient } from './maas/types.ts';
+import { createSshConnector } from './ssh/connector.ts';
+
+/** The production adapters: one MAAS client per region and one kube client per cluster, reused. */
+export function createRealAdapters(config: Config): Adapters {
+  const maasClients = new Map<string, MaasClient>();
+  const kubeClients = new Map<string, KubeClient>();
+  return {
+    maas(region: string): MaasClient {
+      let client = maasClients.get(region);
+      if (!client) {
+        const regionConfig = config.maas[region];
+        if (!regionConfig) throw new ChatopsError('CONFIG_INVALID', `no MAAS region "${region}"`);
+        client = createMaasClient(regionConfig);
+        maasClients.set(region, client);
+      }
+      return client;
+    },
+    kube(cluster: ClusterConfig): KubeClient {
+      let client = kubeClients.get(cluster.name);
+      if (!client) {
+        client = createKubeClient(cluster);
+        kubeClients.set(cluster.name, client);
+      }
+      return client;
+    },
+    ssh: createSshConnector(),
+  };
+}
