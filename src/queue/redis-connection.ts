@@ -4,12 +4,12 @@ export type RedisRole = 'worker' | 'producer';
 
 /**
  * Workers block on Redis and must retry forever (BullMQ requires maxRetriesPerRequest: null);
- * the producer in the Slack path must fail fast so a user hears "Redis is down" instead of silence.
+ * the producer fails a command after one retry, and JobQueues bounds the wait, so a user hears "Redis is down".
  */
 export function createRedis(url: string, role: RedisRole): Redis {
   return new Redis(url, {
     maxRetriesPerRequest: role === 'worker' ? null : 1,
-    enableOfflineQueue: role === 'worker',
+    enableOfflineQueue: true,
     connectTimeout: 5_000,
     retryStrategy: (times) => Math.min(times * 200, 5_000),
     lazyConnect: false,

@@ -8,6 +8,8 @@ export interface SshTarget {
   privateKey: Secret;
   /** Pinned fingerprints (`SHA256:...`) accepted for this host; empty means refuse. */
   hostKeys: string[];
+  /** Where this host is configured (`sites.site-b.rack.ssh`), so a refusal can say where to pin. */
+  configPath?: string;
 }
 
 export interface CommandResult {
@@ -16,6 +18,8 @@ export interface CommandResult {
   /** Exit status; null when the command was killed by a signal or timed out. */
   code: number | null;
   signal?: string;
+  /** The command ran past its timeout and its channel was closed. */
+  timedOut?: boolean;
 }
 
 export interface ExecOptions {

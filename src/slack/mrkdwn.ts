@@ -1,0 +1,72 @@
+/**
+ * Slack mrkdwn text helpers. Slack reads `<...>` as links, mentions and `<!channel>`
+ * broadcasts; only `&`, `<` and `>` need escaping to show text as typed
+ * (https://docs.slack.dev/messaging/formatting-message-text#escaping).
+ */
+
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** A user or channel reference Slack itself produced: pings one person at most, never a broadcast. */
+const SAFE_REFERENCE = /<(?:@[UW][A-Z0-9]{2,20}|#C[A-Z0-9]{2,20})>/g;
+
+/**
+ * Escapes text meant for people while keeping `<@U…>` and `<#C…>` references working.
+ * `<!channel>`, `<!here>`, links and anything else angle-bracketed show as typed.
+ */
+export function toSlackText(text: string): string {
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(SAFE_REFERENCE)) {
+    out += escapeMrkdwn(text.slice(last, match.index)) + match[0];
+    last = match.index + match[0].length;
+  }
+  return out + escapeMrkdwn(text.slice(last));
+}
+
+/** Text as a `code span` of at most `max` characters: a backtick inside would end the span early. */
+export function codeSpan(text: string, max = Number.POSITIVE_INFINITY): string {
+  const inner = escapeMrkdwn(text.replace(/`/g, "'").replace(/\s+/g, ' ').trim()) || ' ';
+  return `\`${clipText(inner, Math.max(1, max - 2))}\``;
+}
+
+const ELLIPSIS = '…';
+
+/**
+ * Shortens already-escaped mrkdwn to at most `max` characters (UTF-16 units, as Slack counts):
+ * at a space when there is one, never inside an `&amp;`-style entity or a surrogate pair,
+ * with an ellipsis to show that something was left out.
+ */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= ELLIPSIS.length) return ELLIPSIS.slice(0, Math.max(0, max));
+  const room = max - ELLIPSIS.length;
+  const head = text.slice(0, room + 1);
+  const space = head.search(/\s\S*$/);
+  let cut = space > room / 2 ? space : room;
+  cut = backOffEntity(text, cut);
+  if (cut > 0 && isHighSurrogate(text.charCodeAt(cut - 1))) cut -= 1;
+  return text.slice(0, cut).replace(/\s+$/, '') + ELLIPSIS;
+}
+
+function backOffEntity(text: string, cut: number): number {
+  const amp = text.lastIndexOf('&', cut - 1);
+  if (amp === -1) return cut;
+  const semi = text.indexOf(';', amp);
+  return semi !== -1 && semi >= cut && semi - amp <= 5 ? amp : cut;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/**
+ * Clips a line that carries markup of its own (`*bold*`, `code`): the markup is rebuilt
+ * around the shortened content rather than cut through.
+ */
+export function clipInside(prefix: string, content: string, suffix: string, max: number): string {
+  const room = max - prefix.length - suffix.length;
+  if (room <= ELLIPSIS.length) return clipText(prefix + suffix, max);
+  return prefix + clipText(content, room) + suffix;
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseConfigText, printableConfig } from '../../src/config.ts';
+import { ConfigError } from '../../src/errors.ts';
+
+const KEY = 'ck1234567890abcdefgh:tk1234567890abcdefgh:ts1234567890abcdefghijkl';
+
+const valid = `
+slack:
+  alertChannel: C0ALERTS
+  commandChannels: [C0OPS]
+  approvers: [U0LEAD1]
+  approvalTtl: 10m
+maas:
+  region-a:
+    url: http://127.0.0.1:5240/MAAS
+    apiKey: env:MAAS_KEY
+sites:
+  site-b:
+    maas: region-a
+    machines: { zone: site-b }
+    rack:
+      resolver: 127.0.0.2:5353
+      ssh: { host: 127.0.0.2, user: ops, privateKey: file:/keys/rack, hostKey: "SHA256:${'A'.repeat(43)}" }
+    vmHosts:
+      default: { port: 22, user: ops, privateKey: file:/keys/vm }
+      127.0.0.3: { hostKey: "SHA256:${'B'.repeat(43)}" }
+clusters:
+  prod:
+    maas: region-a
+    kube: { namespace: capi }
+schedules:
+  dns: 5m
+`;
+
+const files: Record<string, string> = { '/keys/rack': 'RACK-PRIVATE-KEY-MATERIAL\n', '/keys/vm': 'VM-PRIVATE-KEY-MATERIAL' };
+const readFile = (p: string) => {
+  const v = files[p];
+  if (v === undefined) throw Object.assign(new Error('nope'), { code: 'ENOENT' });
+  return v;
+};
+
+function parse(text: string, env: NodeJS.ProcessEnv = { MAAS_KEY: KEY }) {
+  return parseConfigText(text, { path: 'test.yaml', env, readFile });
+}
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config', () => {
+  it('loads a valid file with defaults, durations and resolved secrets', () => {
+    const { config, secrets, warnings } = parse(valid);
+    expect(warnings).toEqual([]);
+    expect(config.slack.approvalTtlMs).toBe(600_000);
+    expect(config.slack.selfApproval).toBe(false);
+    expect(config.maas['region-a']?.apiKey.reveal()).toBe(KEY);
+    const rack = config.sites['site-b']?.rack;
+    expect(rack).toMatchObject({ resolverHost: '127.0.0.2', resolverPort: 5353, zone: 'maas-internal', probe: 'ssh' });
+    expect(rack?.ssh?.privateKey?.reveal()).toBe('RACK-PRIVATE-KEY-MATERIAL');
+    expect(config.sites['site-b']?.vmHostDefaults.user).toBe('ops');
+    expect(config.sites['site-b']?.vmHosts['127.0.0.3']?.hostKey).toBe(`SHA256:${'B'.repeat(43)}`);
+    expect(config.clusters.prod).toMatchObject({ maasCluster: 'prod', kube: { namespace: 'capi' } });
+    expect(config.schedules).toEqual({ dns: 300_000 });
+    expect(secrets).toEqual(expect.arrayContaining([KEY, 'RACK-PRIVATE-KEY-MATERIAL', 'VM-PRIVATE-KEY-MATERIAL']));
+  });
+
+  it('never prints a secret value, only its reference', () => {
+    const { config } = parse(valid);
+    const text = printableConfig(config);
+    expect(text).not.toContain('ts1234567890');
+    expect(text).not.toContain('RACK-PRIVATE');
+    expect(text).toContain('env:MAAS_KEY');
+    expect(JSON.stringify(config)).not.toContain('RACK-PRIVATE');
+    expect(`${config.maas['region-a']?.apiKey}`).toBe('[redacted]');
+  });
+
+  it('names the missing file and how to fix it', () => {
+    const err = errorOf(() => loadConfig({ path: '/nonexistent/maas.yaml', env: {} }));
+    expect(err.describe()).toMatch(/\/nonexistent\/maas\.yaml: cannot read the config file \(no such file\)\. Pass --config/);
+  });
+
+  it('reports malformed YAML with the file name', () => {
+    const err = errorOf(() => parse('slack: [unclosed'));
+    expect(err.message).toMatch(/^test\.yaml: malformed YAML/);
+  });
+
+  it('rejects unknown keys by path', () => {
+    const err = errorOf(() => parse(valid.replace('alertChannel:', 'alertChanel:')));
+    expect(err.message).toBe('test.yaml: slack: unknown key "alertChanel"');
+  });
+
+  it('rejects an unknown MAAS region naming the known ones', () => {
+    const err = errorOf(() => parse(valid.replace('    maas: region-a\n    machines', '    maas: region-x\n    machines')));
+    expect(err.message).toBe('test.yaml: sites.site-b.maas: no MAAS region "region-x"; known: region-a');
+  });
+
+  it('rejects a bad secret reference, an unset variable and an unreadable file', () => {
+    expect(errorOf(() => parse(valid.replace('env:MAAS_KEY', 'vault:maas'))).message).toMatch(/maas\.region-a\.apiKey: unknown secret reference "vault:"/);
+    expect(errorOf(() => parse(valid, {})).message).toMatch(/maas\.region-a\.apiKey: environment variable MAAS_KEY is not set/);
+    expect(errorOf(() => parse(valid.replace('file:/keys/vm', 'file:/keys/none'))).message).toMatch(/vmHosts\.default\.privateKey: cannot read \/keys\/none/);
+  });
+
+  it('accepts a literal secret with a warning', () => {
+    const { config, warnings } = parse(valid.replace('env:MAAS_KEY', KEY));
+    expect(config.maas['region-a']?.apiKey.reveal()).toBe(KEY);
+    expect(warnings).toEqual(['maas.region-a.apiKey: a literal secret in test.yaml; prefer env:NAME or file:/path']);
+    expect(warnings.join()).not.toContain(KEY);
+  });
+
+  it('rejects something that is not a MAAS API key', () => {
+    expect(errorOf(() => parse(valid, { MAAS_KEY: 'not-a-key' })).message).toMatch(/not a MAAS API key/);
+  });
+
+  it('rejects hostile names before they reach a shell', () => {
+    expect(errorOf(() => parse(valid.replace('site-b:\n', '"site;rm -rf /":\n'))).message).toMatch(/sites/);
+    expect(errorOf(() => parse(valid.replace('resolver: 127.0.0.2:5353', 'resolver: "$(reboot)"'))).message).toMatch(/sites\.site-b\.rack\.resolver/);
+    expect(errorOf(() => parse(valid.replace('{ zone: site-b }', '{ zone: "a`id`" }'))).message).toMatch(/machines\.zone/);
+  });
+
+  it('rejects a malformed duration and host key', () => {
+    expect(errorOf(() => parse(valid.replace('dns: 5m', 'dns: soon'))).message).toMatch(/schedules\.dns: must be a duration/);
+    expect(errorOf(() => parse(valid.replace(`SHA256:${'B'.repeat(43)}`, 'md5:aa'))).message).toMatch(/hostKey: must be a fingerprint/);
+  });
+
+  it('treats an empty file as an empty config', () => {
+    const { config } = parse('');
+    expect(config.sites).toEqual({});
+  });
+});
