@@ -23,6 +23,9 @@ export interface MaasMachine {
   ip_addresses: string[];
   boot_interface: MaasInterface | null;
   interface_set: MaasInterface[];
+  /** Username or null. MAAS lets only the owner mark_broken a machine (else 403). */
+  owner?: string | null;
+  error_description?: string;
 }
 
 export interface PowerParameters {

@@ -1,0 +1,59 @@
+/**
+ * dnsresources/ as canonical/maas serves it (api/dnsresources.py, forms/dnsresource.py,
+ * models/dnsresource.py separate_fqdn).
+ */
+import { isIP } from 'node:net';
+import { dnsResourceJson } from './render.ts';
+import { domainOf, knownDomains, nameOf } from './scenario-lookups.ts';
+import { invalid, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+
+/** GET dnsresources/?fqdn= (or name=, domain=). A domain MAAS does not know is a 404, not an empty list. */
+export function listDnsResources(ctx: SimContext, req: SimRequest): SimResponse {
+  let name = req.query.get('name') ?? undefined;
+  let domain = req.query.get('domain') ?? undefined;
+  const fqdn = req.query.get('fqdn');
+  if (name === undefined && domain === undefined && fqdn !== null) {
+    if (knownDomains(ctx.state).includes(fqdn)) {
+      name = '@';
+      domain = fqdn;
+    } else {
+      name = nameOf(fqdn);
+      domain = domainOf(fqdn);
+    }
+  }
+  if (domain !== undefined && !knownDomains(ctx.state).includes(domain)) return notFound('Domain');
+  const found = ctx.state.dnsresources
+    .filter((r) => domain === undefined || domainOf(r.fqdn) === domain)
+    .filter((r) => name === undefined || nameOf(r.fqdn) === name)
+    .sort((a, b) => domainOf(a.fqdn).localeCompare(domainOf(b.fqdn)) || nameOf(a.fqdn).localeCompare(nameOf(b.fqdn)));
+  return ok(found.map(dnsResourceJson));
+}
+
+export function getDnsResource(ctx: SimContext, id: string): SimResponse {
+  const r = ctx.state.dnsresources.find((x) => String(x.id) === id);
+  return r ? ok(dnsResourceJson(r)) : notFound('DNSResource');
+}
+
+/**
+ * PUT: `ip_addresses` is read with QueryDict.get (a repeated field keeps only the last value) and
+ * split on whitespace; an empty value clears every address. An omitted field changes nothing.
+ */
+export function updateDnsResource(ctx: SimContext, req: SimRequest, id: string): SimResponse {
+  const r = ctx.state.dnsresources.find((x) => String(x.id) === id);
+  if (!r) return notFound('DNSResource');
+  const raw = lastValue(req.form, 'ip_addresses');
+  let ips = r.ip_addresses;
+  if (raw !== undefined) {
+    ips = raw.split(/\s+/).filter((ip) => ip.length > 0);
+    const bad = ips.filter((ip) => isIP(ip) === 0);
+    // MAAS would also accept StaticIPAddress ids here; the simulator knows none.
+    if (bad.length) return invalid({ ip_addresses: bad.map((ip) => `'${ip}' is not a valid IP address.`) });
+  }
+  const ttl = lastValue(req.form, 'address_ttl');
+  if (ttl !== undefined) {
+    if (ttl !== '' && !/^\d+$/.test(ttl)) return invalid({ address_ttl: ['Enter a whole number.'] });
+    r.address_ttl = ttl === '' ? null : Number(ttl);
+  }
+  r.ip_addresses = [...new Set(ips)];
+  return ok(dnsResourceJson(r));
+}

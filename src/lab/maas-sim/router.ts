@@ -1,0 +1,88 @@
+/** Which handler answers which MAAS 2.0 path and method. */
+import { getDnsResource, listDnsResources, updateDnsResource } from './dns-resources.ts';
+import { getInterface, listInterfaces, updateInterface } from './interfaces.ts';
+import { getMachine, listMachines, markBroken, markFixed, powerParameters } from './machines.ts';
+import { rackControllerJson } from './render.ts';
+import { getSubnet, listSubnets, updateSubnet } from './subnets.ts';
+import { ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+
+type Handlers = Partial<Record<string, (ctx: SimContext, req: SimRequest, args: string[]) => SimResponse>>;
+
+interface Route {
+  pattern: string[];
+  /** Keyed by `METHOD` or `METHOD op`. */
+  handlers: Handlers;
+}
+
+const ROUTES: Route[] = [
+  {
+    pattern: ['machines', ''],
+    handlers: { GET: listMachines, 'GET power_parameters': powerParameters },
+  },
+  {
+    pattern: ['machines', '*', ''],
+    handlers: {
+      GET: (ctx, _req, [id]) => getMachine(ctx, id ?? ''),
+      'POST mark_broken': (ctx, req, [id]) => markBroken(ctx, req, id ?? ''),
+      'POST mark_fixed': (ctx, _req, [id]) => markFixed(ctx, id ?? ''),
+    },
+  },
+  {
+    pattern: ['nodes', '*', 'interfaces', ''],
+    handlers: { GET: (ctx, _req, [id]) => listInterfaces(ctx, id ?? '') },
+  },
+  {
+    pattern: ['nodes', '*', 'interfaces', '*', ''],
+    handlers: {
+      GET: (ctx, _req, [id, iid]) => getInterface(ctx, id ?? '', iid ?? ''),
+      PUT: (ctx, req, [id, iid]) => updateInterface(ctx, req, id ?? '', iid ?? ''),
+    },
+  },
+  { pattern: ['dnsresources', ''], handlers: { GET: listDnsResources } },
+  {
+    pattern: ['dnsresources', '*', ''],
+    handlers: {
+      GET: (ctx, _req, [id]) => getDnsResource(ctx, id ?? ''),
+      PUT: (ctx, req, [id]) => updateDnsResource(ctx, req, id ?? ''),
+    },
+  },
+  { pattern: ['subnets', ''], handlers: { GET: (ctx) => listSubnets(ctx) } },
+  {
+    pattern: ['subnets', '*', ''],
+    handlers: {
+      GET: (ctx, _req, [id]) => getSubnet(ctx, id ?? ''),
+      PUT: (ctx, req, [id]) => updateSubnet(ctx, req, id ?? ''),
+    },
+  },
+  {
+    pattern: ['rackcontrollers', ''],
+    handlers: { GET: (ctx) => ok([...ctx.state.rackControllers].sort((a, b) => a.id - b.id).map((r) => rackControllerJson(ctx.state, r))) },
+  },
+];
+
+function match(pattern: string[], segments: string[]): string[] | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  const args: string[] = [];
+  for (const [n, part] of pattern.entries()) {
+    const segment = segments[n] ?? '';
+    if (part === '*') {
+      if (!segment) return undefined;
+      args.push(segment);
+    } else if (part !== segment) return undefined;
+  }
+  return args;
+}
+
+export function route(ctx: SimContext, req: SimRequest): SimResponse {
+  for (const r of ROUTES) {
+    const args = match(r.pattern, req.segments);
+    if (!args) continue;
+    const handler = r.handlers[req.op ? `${req.method} ${req.op}` : req.method];
+    if (handler) return handler(ctx, req, args);
+    const methodKnown = Object.keys(r.handlers).some((key) => key.split(' ')[0] === req.method);
+    // piston's OperationsResource answers an unknown op with 400, an unknown method with 405.
+    if (methodKnown || req.op) return text(400, `Unrecognised signature: method=${req.method} op=${req.op ?? 'None'}`);
+    return text(405, 'Method Not Allowed');
+  }
+  return text(404, 'Not Found');
+}

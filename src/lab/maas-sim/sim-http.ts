@@ -1,0 +1,45 @@
+/** The small request/response model the simulator's handlers work on. */
+import type { MaasScenario } from './scenario.ts';
+
+export interface SimRequest {
+  method: string;
+  /** Path segments after /MAAS/api/2.0/, the trailing slash kept as a last empty segment. */
+  segments: string[];
+  query: URLSearchParams;
+  form: URLSearchParams;
+  /** `op` from the query string or, as MAAS also reads it, from the form. */
+  op: string | undefined;
+}
+
+export interface SimResponse {
+  status: number;
+  /** JSON-serialisable value, or text sent as text/plain. */
+  json?: unknown;
+  text?: string;
+}
+
+export interface SimRules {
+  /** What a subnet PUT does with an omitted allow_dns / allow_proxy. */
+  subnetOmittedFlags: 'reset-to-true' | 'keep';
+}
+
+export interface SimContext {
+  state: MaasScenario;
+  rules: SimRules;
+}
+
+export const ok = (json: unknown): SimResponse => ({ status: 200, json });
+export const text = (status: number, body: string): SimResponse => ({ status, text: body });
+/** Django's Http404 text, as MAAS sends it. */
+export const notFound = (model: string): SimResponse => text(404, `No ${model} matches the given query.`);
+/** MAASAPIValidationError with a dict of field errors: JSON. */
+export const invalid = (errors: Record<string, string[]>): SimResponse => ({ status: 400, json: errors });
+export const conflict = (message: string): SimResponse => text(409, message);
+/** MAASAPIForbidden() carries no message. */
+export const forbidden = (): SimResponse => text(403, '');
+
+/** The last value of a form field, as Django's QueryDict.get returns it. */
+export function lastValue(form: URLSearchParams, name: string): string | undefined {
+  const all = form.getAll(name);
+  return all.length ? all[all.length - 1] : undefined;
+}

@@ -1,0 +1,52 @@
+/** subnets/ as canonical/maas serves it (api/subnets.py, forms/subnet.py, fields.py IPListFormField). */
+import { isIP } from 'node:net';
+import { subnetJson } from './render.ts';
+import { invalid, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+
+export function listSubnets(ctx: SimContext): SimResponse {
+  return ok([...ctx.state.subnets].sort((a, b) => a.id - b.id).map(subnetJson));
+}
+
+export function getSubnet(ctx: SimContext, id: string): SimResponse {
+  const s = ctx.state.subnets.find((x) => String(x.id) === id);
+  return s ? ok(subnetJson(s)) : notFound('Subnet');
+}
+
+/** SubnetForm.clean: "true", "t" and "1" (any case) are true; anything else is false. */
+function truthy(value: string): boolean {
+  return ['true', 't', '1'].includes(value.toLowerCase());
+}
+
+/**
+ * PUT. allow_dns / allow_proxy: sent values as MAAS reads them; an omitted one is reset to true
+ * under the default `reset-to-true` rule (see SimRules). dns_servers: every value, each split on
+ * commas and whitespace; an empty value clears the list.
+ */
+export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimResponse {
+  const s = ctx.state.subnets.find((x) => String(x.id) === id);
+  if (!s) return notFound('Subnet');
+  const form = req.form;
+
+  let dnsServers = s.dns_servers;
+  if (form.has('dns_servers')) {
+    dnsServers = lastValue(form, 'dns_servers') === '' ? [] : form.getAll('dns_servers').flatMap((v) => v.split(/[,\s]+/).filter(Boolean));
+    const bad = dnsServers.find((ip) => isIP(ip) === 0);
+    if (bad !== undefined) return invalid({ __all__: [`Invalid IP address: ${bad}; provide a list of space-separated IP addresses`] });
+  }
+  const omitted = ctx.rules.subnetOmittedFlags === 'reset-to-true' ? () => true : (current: boolean) => current;
+  const flag = (name: string, current: boolean) => {
+    const value = lastValue(form, name);
+    return value === undefined ? omitted(current) : truthy(value);
+  };
+
+  s.dns_servers = dnsServers;
+  s.allow_dns = flag('allow_dns', s.allow_dns);
+  s.allow_proxy = flag('allow_proxy', s.allow_proxy);
+  const name = lastValue(form, 'name');
+  if (name) s.name = name;
+  const description = lastValue(form, 'description');
+  if (description !== undefined) s.description = description;
+  const gateway = lastValue(form, 'gateway_ip');
+  if (gateway !== undefined) s.gateway_ip = gateway === '' ? null : gateway;
+  return ok(subnetJson(s));
+}

@@ -1,0 +1,284 @@
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import type { MaasRegionConfig } from '../config.ts';
+import { ChatopsError } from '../errors.ts';
+import { MaasApiError, scrubApiKey } from './maas-api-error.ts';
+import { maasOAuthHeader } from './oauth-header.ts';
+import { withRetry } from './retry.ts';
+import type {
+  DnsResource,
+  MaasClient,
+  MaasInterface,
+  MaasMachine,
+  MachineFilter,
+  PowerParameters,
+  RackController,
+  Subnet,
+  SubnetDnsUpdate,
+} from './types.ts';
+
+export interface MaasRequestInfo {
+  method: string;
+  /** Relative to `<url>/api/2.0/`, with the query. */
+  path: string;
+  /** The HTTP status, or 0 when no answer came (network error, timeout). */
+  status: number;
+  ms: number;
+}
+
+export interface MaasClientOptions {
+  /** Per attempt, covering connect, headers and body. Default 10 000. */
+  timeoutMs?: number;
+  /** How many times a failed attempt is repeated: default 2, so at most 3 attempts. */
+  retries?: number;
+  /** Base of the exponential backoff between attempts. Default 250. */
+  backoffMs?: number;
+  /** Called after every attempt, for metrics and logs. */
+  onRequest?: (info: MaasRequestInfo) => void;
+}
+
+/** A MaasClient that also owns its connection pool. */
+export interface ClosableMaasClient extends MaasClient {
+  /** Closes the kept-alive connections. Idle sockets do not hold the process open either way. */
+  close(): Promise<void>;
+}
+
+type Query = [string, string][];
+
+interface CallSpec {
+  method: 'GET' | 'PUT' | 'POST';
+  path: string;
+  query?: Query;
+  form?: Query;
+}
+
+/** Transport failure: no HTTP answer. */
+class NoAnswer extends Error {
+  constructor(
+    readonly kind: 'timeout' | 'network',
+    readonly detail: string,
+    readonly neverSent: boolean,
+    options: { cause?: unknown } = {},
+  ) {
+    super(detail, options);
+  }
+}
+
+const DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250 };
+
+/** Errors that prove the request never reached MAAS, so even a POST may be sent again. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export function createMaasClient(region: MaasRegionConfig, options: MaasClientOptions = {}): ClosableMaasClient {
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const policy = { retries: options.retries ?? DEFAULTS.retries, backoffMs: options.backoffMs ?? DEFAULTS.backoffMs };
+  const regionUrl = region.url.replace(/\/+$/, '');
+  const apiBase = `${regionUrl}/api/2.0/`;
+  // One pool per region: a site scan reuses a few kept-alive connections instead of one per call.
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 8 });
+
+  async function attempt(spec: CallSpec, shownPath: string): Promise<unknown> {
+    const url = apiBase + shownPath;
+    const apiKey = region.apiKey.reveal();
+    const body = spec.form ? new URLSearchParams(spec.form).toString() : undefined;
+    const headers: Record<string, string> = {
+      authorization: maasOAuthHeader(apiKey, { method: spec.method, url }),
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const started = performance.now();
+    let status = 0;
+    try {
+      const response = await request(url, { method: spec.method, headers, body, dispatcher: agent, signal: controller.signal });
+      status = response.statusCode;
+      const text = await response.body.text();
+      if (status < 200 || status >= 300) {
+        throw new MaasApiError({ region: region.name, status, body: scrubApiKey(text, apiKey), method: spec.method, path: shownPath });
+      }
+      return parseJson(text, spec.method, shownPath);
+    } catch (err) {
+      if (err instanceof ChatopsError) throw err;
+      if (controller.signal.aborted) throw new NoAnswer('timeout', `no answer within ${formatMs(timeoutMs)}`, false);
+      throw new NoAnswer('network', describeNetworkError(err), NOT_SENT_CODES.has(networkCode(err) ?? ''), { cause: err });
+    } finally {
+      clearTimeout(timer);
+      options.onRequest?.({ method: spec.method, path: shownPath, status, ms: Math.round(performance.now() - started) });
+    }
+  }
+
+  function parseJson(text: string, method: string, path: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new ChatopsError('MAAS_HTTP', `MAAS ${region.name} answered ${method} ${path} with something that is not JSON`, {
+        hint: `Check that maas.${region.name}.url (${regionUrl}) is the MAAS region API; it usually ends in /MAAS`,
+      });
+    }
+  }
+
+  /** GET and PUT are idempotent; a POST op is repeated only when it surely never ran. */
+  function retryable(spec: CallSpec) {
+    return (err: unknown): boolean => {
+      if (err instanceof MaasApiError) return spec.method === 'POST' ? err.status === 503 : err.status >= 500;
+      if (err instanceof NoAnswer) return spec.method === 'POST' ? err.neverSent : true;
+      return false;
+    };
+  }
+
+  async function call<T>(spec: CallSpec): Promise<T> {
+    const shownPath = spec.query?.length ? `${spec.path}?${new URLSearchParams(spec.query).toString()}` : spec.path;
+    let attempts = 0;
+    try {
+      return (await withRetry(
+        policy,
+        (n) => {
+          attempts = n;
+          return attempt(spec, shownPath);
+        },
+        retryable(spec),
+      )) as T;
+    } catch (err) {
+      if (err instanceof NoAnswer) throw unreachable(err, spec.method, shownPath, attempts);
+      throw err;
+    }
+  }
+
+  function unreachable(err: NoAnswer, method: string, path: string, attempts: number): ChatopsError {
+    const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
+    const what =
+      err.kind === 'timeout'
+        ? `MAAS ${region.name} at ${regionUrl} did not answer ${method} ${path} within ${formatMs(timeoutMs)} (${tries})`
+        : `MAAS ${region.name} at ${regionUrl} is unreachable: ${err.detail} (${method} ${path}, ${tries})`;
+    return new ChatopsError('MAAS_UNREACHABLE', what, {
+      hint: `Check that the MAAS region is up and that maas.${region.name}.url is right (it usually ends in /MAAS)`,
+      cause: err.cause ?? err,
+    });
+  }
+
+  const seg = (value: string | number) => encodeURIComponent(String(value));
+
+  return {
+    listMachines(filter: MachineFilter = {}) {
+      return call<MaasMachine[]>({ method: 'GET', path: 'machines/', query: machineFilterQuery(filter) });
+    },
+    getMachine(systemId) {
+      return call<MaasMachine>({ method: 'GET', path: `machines/${seg(systemId)}/` });
+    },
+    powerParameters(systemIds) {
+      const query: Query = [['op', 'power_parameters'], ...(systemIds ?? []).map((id): [string, string] => ['id', id])];
+      return call<Record<string, PowerParameters>>({ method: 'GET', path: 'machines/', query });
+    },
+    listInterfaces(systemId) {
+      return call<MaasInterface[]>({ method: 'GET', path: `nodes/${seg(systemId)}/interfaces/` });
+    },
+    getInterface(systemId, interfaceId) {
+      return call<MaasInterface>({ method: 'GET', path: `nodes/${seg(systemId)}/interfaces/${seg(interfaceId)}/` });
+    },
+    updateInterfaceMac(systemId, interfaceId, mac) {
+      return call<MaasInterface>({
+        method: 'PUT',
+        path: `nodes/${seg(systemId)}/interfaces/${seg(interfaceId)}/`,
+        form: [['mac_address', mac]],
+      });
+    },
+    markBroken(systemId, comment) {
+      return call<MaasMachine>({ method: 'POST', path: `machines/${seg(systemId)}/`, query: [['op', 'mark_broken']], form: commentForm(comment) });
+    },
+    markFixed(systemId, comment) {
+      return call<MaasMachine>({ method: 'POST', path: `machines/${seg(systemId)}/`, query: [['op', 'mark_fixed']], form: commentForm(comment) });
+    },
+    findDnsResources(fqdn) {
+      return call<DnsResource[]>({ method: 'GET', path: 'dnsresources/', query: [['fqdn', fqdn]] });
+    },
+    getDnsResource(id) {
+      return call<DnsResource>({ method: 'GET', path: `dnsresources/${seg(id)}/` });
+    },
+    async updateDnsResourceIps(id, ips) {
+      const value = dnsIpValue(id, ips);
+      return call<DnsResource>({ method: 'PUT', path: `dnsresources/${seg(id)}/`, form: [['ip_addresses', value]] });
+    },
+    listSubnets() {
+      return call<Subnet[]>({ method: 'GET', path: 'subnets/' });
+    },
+    getSubnet(id) {
+      return call<Subnet>({ method: 'GET', path: `subnets/${seg(id)}/` });
+    },
+    updateSubnetDns(id, update) {
+      return call<Subnet>({ method: 'PUT', path: `subnets/${seg(id)}/`, form: subnetDnsForm(update) });
+    },
+    listRackControllers() {
+      return call<RackController[]>({ method: 'GET', path: 'rackcontrollers/' });
+    },
+    close() {
+      return agent.close();
+    },
+  };
+}
+
+export function machineFilterQuery(filter: MachineFilter): Query {
+  const query: Query = [];
+  if (filter.zone !== undefined) query.push(['zone', filter.zone]);
+  if (filter.pool !== undefined) query.push(['pool', filter.pool]);
+  for (const key of ['tags', 'hostname', 'id', 'mac_address'] as const) {
+    for (const value of filter[key] ?? []) query.push([key, value]);
+  }
+  return query;
+}
+
+function commentForm(comment: string | undefined): Query | undefined {
+  return comment ? [['comment', comment]] : undefined;
+}
+
+/**
+ * MAAS reads `ip_addresses` as ONE space-separated value (a repeated field keeps only the last),
+ * and an empty value deletes every A/AAAA record: the PCP-6608 wipe. So an empty set is refused here.
+ */
+export function dnsIpValue(id: number, ips: string[]): string {
+  const cleaned = [...new Set(ips.map((ip) => ip.trim()).filter((ip) => ip.length > 0))];
+  if (cleaned.length === 0) {
+    throw new ChatopsError('GUARD_REFUSED', `refused to set DNS resource ${id} to no addresses: that would delete every A/AAAA record`, {
+      hint: 'An empty set is never written; if the record must really go, delete it in MAAS by hand',
+    });
+  }
+  const bad = cleaned.filter((ip) => isIP(ip) === 0);
+  if (bad.length > 0) {
+    throw new ChatopsError('GUARD_REFUSED', `refused to set DNS resource ${id}: not IP addresses: ${bad.join(', ')}`, {
+      hint: 'Give plain IPv4 or IPv6 addresses',
+    });
+  }
+  return cleaned.join(' ');
+}
+
+/** MAAS resets an omitted allow_dns or allow_proxy to true, so both always go, as 1/0. */
+export function subnetDnsForm(update: SubnetDnsUpdate): Query {
+  return [
+    ['dns_servers', update.dns_servers.join(' ')],
+    ['allow_dns', update.allow_dns ? '1' : '0'],
+    ['allow_proxy', update.allow_proxy ? '1' : '0'],
+  ];
+}
+
+function networkCode(err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  if (err instanceof AggregateError) return networkCode(err.errors[0]);
+  return networkCode(err.cause);
+}
+
+function describeNetworkError(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) return describeNetworkError(err.errors[0]);
+  if (err instanceof Error) {
+    const code = networkCode(err);
+    const message = err.message || code || err.name;
+    return code && !message.includes(code) ? `${code}: ${message}` : message;
+  }
+  return String(err);
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
