@@ -1,0 +1,51 @@
+import { ChatopsError } from './errors.ts';
+
+export interface RuntimeEnv {
+  botToken?: string;
+  signingSecret?: string;
+  appToken?: string;
+  mode: 'socket' | 'http';
+  slackApiUrl?: string;
+  port: number;
+  redisUrl: string;
+  logLevel: string;
+}
+
+/** CONTRACT.md section 2, as a pure function of an env. */
+export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
+  const mode = env.SLACK_MODE ?? (env.SLACK_APP_TOKEN ? 'socket' : 'http');
+  if (mode !== 'socket' && mode !== 'http') {
+    throw new ChatopsError('CONFIG_INVALID', `SLACK_MODE is "${mode}"`, { hint: 'Set SLACK_MODE to socket or http' });
+  }
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ChatopsError('CONFIG_INVALID', `PORT is "${env.PORT}"`, { hint: 'Set PORT to a TCP port number' });
+  }
+  const out: RuntimeEnv = {
+    mode,
+    port,
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+  if (env.SLACK_BOT_TOKEN) out.botToken = env.SLACK_BOT_TOKEN;
+  if (env.SLACK_SIGNING_SECRET) out.signingSecret = env.SLACK_SIGNING_SECRET;
+  if (env.SLACK_APP_TOKEN) out.appToken = env.SLACK_APP_TOKEN;
+  if (env.SLACK_API_URL) out.slackApiUrl = env.SLACK_API_URL;
+  return out;
+}
+
+export function requireSlackEnv(env: RuntimeEnv): { botToken: string } {
+  if (!env.botToken) throw new ChatopsError('CONFIG_INVALID', 'SLACK_BOT_TOKEN is not set', { hint: 'Export the bot token (xoxb-...) from your Slack app' });
+  if (env.mode === 'http' && !env.signingSecret) {
+    throw new ChatopsError('CONFIG_INVALID', 'SLACK_SIGNING_SECRET is not set (HTTP mode)', { hint: 'Export the signing secret, or use Socket Mode with SLACK_APP_TOKEN' });
+  }
+  if (env.mode === 'socket' && !env.appToken) {
+    throw new ChatopsError('CONFIG_INVALID', 'SLACK_APP_TOKEN is not set (Socket Mode)', { hint: 'Export the app-level token (xapp-...) or set SLACK_MODE=http' });
+  }
+  return { botToken: env.botToken };
+}
+
+/** Slack credentials are secrets too: the redaction pass must know them. */
+export function envSecrets(env: RuntimeEnv): string[] {
+  return [env.botToken, env.signingSecret, env.appToken].filter((s): s is string => Boolean(s));
+}
