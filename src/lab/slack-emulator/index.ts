@@ -1,0 +1,540 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ApiCall, EmulatedMessage, Invocation, SocketAck, SocketConnection, TokenKind } from './records.ts';
+import { nowSeconds, slackSignature } from './signing.ts';
+import { SocketModeServer } from './socket-mode.ts';
+import { addMessage, applyUpdate, blocksOf, callMethod, contentProblem, EMULATED, type WebApiState } from './web-api.ts';
+
+export type { ApiCall, EmulatedMessage, Invocation, MessageUpdate, SocketAck, SocketConnection } from './records.ts';
+export { slackSignature } from './signing.ts';
+export { BLOCK_LIMITS, checkBlocks } from './block-limits.ts';
+export { EMULATED } from './web-api.ts';
+
+export interface SlackEmulatorOptions {
+  /** A loopback address; default 127.0.0.1. */
+  host?: string;
+  botToken?: string;
+  appToken?: string;
+  signingSecret?: string;
+  /** When set, every other channel answers `channel_not_found`. */
+  channels?: string[];
+  /** How long Slack waits for an ack; default 3000 ms. */
+  ackTimeoutMs?: number;
+  /** Socket Mode pings; default every 10 s. */
+  pingIntervalMs?: number;
+}
+
+export interface SlashCommandOptions {
+  /** The app's base URL (`http://127.0.0.1:3000`); `/slack/events` is added when it has no path. Not needed with viaSocket. */
+  appUrl?: string;
+  text: string;
+  command?: string;
+  user?: string;
+  userName?: string;
+  channel?: string;
+  channelName?: string;
+  /** Sign with this secret instead of the emulator's. */
+  signingSecret?: string;
+  /** Sign with a wrong secret. */
+  badSignature?: boolean;
+  /** Send no signature headers at all. */
+  unsigned?: boolean;
+  /** The X-Slack-Request-Timestamp to sign and send (seconds); default now. */
+  timestamp?: number;
+  /** Deliver over the Socket Mode connection instead of HTTP. */
+  viaSocket?: boolean;
+}
+
+export interface ButtonClickOptions {
+  appUrl?: string;
+  actionId: string;
+  value?: string;
+  user?: string;
+  userName?: string;
+  channel?: string;
+  /** The message carrying the button; its blocks are sent along as Slack does. */
+  messageTs: string;
+  blockId?: string;
+  signingSecret?: string;
+  badSignature?: boolean;
+  viaSocket?: boolean;
+}
+
+export interface SentRequest {
+  /** The app's HTTP status; over Socket Mode 200 when acked in time, else 408. */
+  status: number;
+  body: string;
+  responseUrl: string;
+  rawBody: string;
+  timestamp: number;
+  signature?: string;
+  envelopeId?: string;
+  acked?: boolean;
+  ackPayload?: Record<string, unknown>;
+}
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  description?: string;
+}
+
+export interface SlackEmulator {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** `${url}/api/`: the Web API base, for SLACK_API_URL / clientOptions.slackApiUrl. */
+  readonly apiUrl: string;
+  readonly botToken: string;
+  readonly appToken: string;
+  readonly signingSecret: string;
+  readonly calls: ApiCall[];
+  /** Every message in the order it was posted, with updates applied. */
+  readonly messages: EmulatedMessage[];
+  readonly invocations: Invocation[];
+  readonly acks: SocketAck[];
+  readonly connections: SocketConnection[];
+  readonly openSocketConnections: number;
+  /** The next `count` Web API calls (of `method`, when given) get 429 with Retry-After. */
+  rateLimitNext(count: number, retryAfterSec: number, method?: string): void;
+  channelMessages(channel: string): EmulatedMessage[];
+  /** The messages posted through one response_url (the answers to one command or click). */
+  answersTo(responseUrl: string): EmulatedMessage[];
+  /** A response_url as Slack hands out with a command, for tests without an app. */
+  responseUrlFor(channel: string, user: string): string;
+  sendSlashCommand(options: SlashCommandOptions): Promise<SentRequest>;
+  clickButton(options: ButtonClickOptions): Promise<SentRequest>;
+  /** Posts a raw body with the given signature headers, e.g. to replay a captured request. */
+  deliver(options: { appUrl: string; rawBody: string; timestamp?: number; signature?: string; contentType?: string }): Promise<{ status: number; body: string }>;
+  /** Polls `predicate` until it returns something truthy; throws after `timeoutMs` (default 5000). */
+  waitFor<T>(predicate: (emulator: SlackEmulator) => T | undefined | null | false, options?: WaitOptions): Promise<T>;
+  /** Sends `disconnect` on every Socket Mode connection. */
+  disconnectSockets(reason?: string): void;
+  close(): Promise<void>;
+}
+
+interface ResponseUrlEntry {
+  channel: string;
+  user: string;
+  messageTs?: string;
+  uses: number;
+}
+
+/** Slack accepts at most five posts to one response_url (https://docs.slack.dev/interactivity/handling-user-interaction). */
+const RESPONSE_URL_USES = 5;
+
+export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Promise<SlackEmulator> {
+  const emulator = new Emulator(options);
+  await emulator.listen(options.host ?? '127.0.0.1');
+  return emulator;
+}
+
+class Emulator implements SlackEmulator {
+  url = '';
+  apiUrl = '';
+  readonly botToken: string;
+  readonly appToken: string;
+  readonly signingSecret: string;
+  readonly calls: ApiCall[] = [];
+  readonly messages: EmulatedMessage[] = [];
+  readonly invocations: Invocation[] = [];
+  readonly acks: SocketAck[] = [];
+  readonly connections: SocketConnection[] = [];
+  readonly #server: Server;
+  readonly #socket: SocketModeServer;
+  readonly #responseUrls = new Map<string, ResponseUrlEntry>();
+  readonly #rateLimits: { remaining: number; retryAfterSec: number; method?: string }[] = [];
+  readonly #channels: Set<string> | undefined;
+  readonly #ackTimeoutMs: number;
+  readonly #tsBase = nowSeconds();
+  #tsCounter = 0;
+  #seq = 0;
+
+  constructor(options: SlackEmulatorOptions) {
+    this.botToken = options.botToken ?? `xoxb-emulated-${randomBytes(8).toString('hex')}`;
+    this.appToken = options.appToken ?? `xapp-1-emulated-${randomBytes(8).toString('hex')}`;
+    this.signingSecret = options.signingSecret ?? randomBytes(16).toString('hex');
+    this.#channels = options.channels ? new Set(options.channels) : undefined;
+    this.#ackTimeoutMs = options.ackTimeoutMs ?? 3000;
+    this.#server = createServer((req, res) => {
+      this.#route(req, res).catch((err: unknown) => {
+        if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'internal_error', detail: String(err) });
+      });
+    });
+    this.#socket = new SocketModeServer(
+      {
+        onConnection: (id) => this.connections.push({ seq: this.#nextSeq(), at: Date.now(), id, open: true }),
+        onClose: (id) => {
+          const c = this.connections.find((x) => x.id === id);
+          if (c) c.open = false;
+        },
+        onAck: (envelopeId, payload) => this.acks.push({ seq: this.#nextSeq(), at: Date.now(), envelopeId, payload }),
+      },
+      { appId: EMULATED.appId, pingIntervalMs: options.pingIntervalMs ?? 10_000 },
+    );
+    this.#server.on('upgrade', (req, socket, head) => this.#socket.handleUpgrade(req, socket, head));
+  }
+
+  async listen(host: string): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(0, host, () => resolve());
+    });
+    const { port } = this.#server.address() as AddressInfo;
+    const hostPart = host.includes(':') ? `[${host}]` : host;
+    this.url = `http://${hostPart}:${port}`;
+    this.apiUrl = `${this.url}/api/`;
+  }
+
+  get openSocketConnections(): number {
+    return this.#socket.openConnections;
+  }
+
+  rateLimitNext(count: number, retryAfterSec: number, method?: string): void {
+    this.#rateLimits.push({ remaining: count, retryAfterSec, ...(method ? { method } : {}) });
+  }
+
+  channelMessages(channel: string): EmulatedMessage[] {
+    return this.messages.filter((m) => m.channel === channel);
+  }
+
+  answersTo(responseUrl: string): EmulatedMessage[] {
+    return this.messages.filter((m) => m.responseUrl === responseUrl);
+  }
+
+  async waitFor<T>(predicate: (emulator: SlackEmulator) => T | undefined | null | false, options: WaitOptions = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? 5000;
+    const intervalMs = options.intervalMs ?? 20;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = predicate(this);
+      if (value) return value;
+      if (Date.now() >= deadline) throw new Error(`Slack emulator: waited ${timeoutMs} ms for ${options.description ?? 'a condition'}`);
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
+
+  disconnectSockets(reason?: string): void {
+    this.#socket.disconnectAll(reason);
+  }
+
+  async close(): Promise<void> {
+    await this.#socket.close();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  async sendSlashCommand(o: SlashCommandOptions): Promise<SentRequest> {
+    const user = o.user ?? 'U0OPS1';
+    const channel = o.channel ?? 'C0OPS';
+    const command = o.command ?? '/maas';
+    const responseUrl = this.#issueResponseUrl({ channel, user });
+    const fields: Record<string, string> = {
+      token: 'emulated-verification-token',
+      team_id: EMULATED.teamId,
+      team_domain: EMULATED.teamDomain,
+      channel_id: channel,
+      channel_name: o.channelName ?? channel.toLowerCase(),
+      user_id: user,
+      user_name: o.userName ?? user.toLowerCase(),
+      command,
+      text: o.text,
+      api_app_id: EMULATED.appId,
+      is_enterprise_install: 'false',
+      response_url: responseUrl,
+      trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
+    };
+    const invocation: Invocation = {
+      seq: this.#nextSeq(),
+      at: Date.now(),
+      kind: 'slash_command',
+      via: o.viaSocket ? 'socket' : 'http',
+      user,
+      channel,
+      command,
+      text: o.text,
+      responseUrl,
+    };
+    this.invocations.push(invocation);
+    if (o.viaSocket) return this.#viaSocket('slash_commands', fields, invocation);
+    const rawBody = new URLSearchParams(fields).toString();
+    return this.#signedPost(o, rawBody, invocation);
+  }
+
+  async clickButton(o: ButtonClickOptions): Promise<SentRequest> {
+    const user = o.user ?? 'U0OPS1';
+    const channel = o.channel ?? 'C0OPS';
+    const message = this.messages.find((m) => m.ts === o.messageTs && m.channel === channel);
+    const button = message ? findButton(message.blocks, o.actionId) : undefined;
+    const responseUrl = this.#issueResponseUrl({ channel, user, messageTs: o.messageTs });
+    const actionTs = `${nowSeconds()}.${String(++this.#tsCounter).padStart(6, '0')}`;
+    const payload = {
+      type: 'block_actions',
+      user: { id: user, username: o.userName ?? user.toLowerCase(), name: o.userName ?? user.toLowerCase(), team_id: EMULATED.teamId },
+      api_app_id: EMULATED.appId,
+      token: 'emulated-verification-token',
+      container: { type: 'message', message_ts: o.messageTs, channel_id: channel, is_ephemeral: message?.ephemeral ?? false },
+      trigger_id: `${Date.now()}.${randomBytes(4).toString('hex')}`,
+      team: { id: EMULATED.teamId, domain: EMULATED.teamDomain },
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: channel, name: channel.toLowerCase() },
+      message: message
+        ? { type: 'message', user: EMULATED.botUserId, bot_id: EMULATED.botId, ts: message.ts, text: message.text, ...(message.blocks ? { blocks: message.blocks } : {}), ...(message.threadTs ? { thread_ts: message.threadTs } : {}) }
+        : { type: 'message', ts: o.messageTs, text: '' },
+      state: { values: {} },
+      response_url: responseUrl,
+      actions: [
+        {
+          type: 'button',
+          action_id: o.actionId,
+          block_id: o.blockId ?? button?.blockId ?? 'emulated-block',
+          text: { type: 'plain_text', text: button?.text ?? o.actionId, emoji: true },
+          ...(o.value ?? button?.value ? { value: o.value ?? button?.value } : {}),
+          action_ts: actionTs,
+        },
+      ],
+    };
+    const invocation: Invocation = {
+      seq: this.#nextSeq(),
+      at: Date.now(),
+      kind: 'block_actions',
+      via: o.viaSocket ? 'socket' : 'http',
+      user,
+      channel,
+      actionId: o.actionId,
+      messageTs: o.messageTs,
+      responseUrl,
+      ...(payload.actions[0]?.value ? { value: payload.actions[0].value } : {}),
+    };
+    this.invocations.push(invocation);
+    if (o.viaSocket) return this.#viaSocket('interactive', payload, invocation);
+    const rawBody = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    return this.#signedPost(o, rawBody, invocation);
+  }
+
+  async deliver(o: { appUrl: string; rawBody: string; timestamp?: number; signature?: string; contentType?: string }): Promise<{ status: number; body: string }> {
+    const headers: Record<string, string> = { 'content-type': o.contentType ?? 'application/x-www-form-urlencoded' };
+    if (o.timestamp !== undefined) headers['x-slack-request-timestamp'] = String(o.timestamp);
+    if (o.signature !== undefined) headers['x-slack-signature'] = o.signature;
+    const res = await fetch(eventsUrl(o.appUrl), { method: 'POST', headers, body: o.rawBody });
+    return { status: res.status, body: await res.text() };
+  }
+
+  async #signedPost(
+    o: { appUrl?: string; signingSecret?: string; badSignature?: boolean; unsigned?: boolean; timestamp?: number },
+    rawBody: string,
+    invocation: Invocation,
+  ): Promise<SentRequest> {
+    if (!o.appUrl) throw new Error('Slack emulator: appUrl is needed to send over HTTP');
+    const timestamp = o.timestamp ?? nowSeconds();
+    const secret = o.badSignature ? `${o.signingSecret ?? this.signingSecret}-wrong` : (o.signingSecret ?? this.signingSecret);
+    const signature = o.unsigned ? undefined : slackSignature(secret, timestamp, rawBody);
+    const { status, body } = await this.deliver({
+      appUrl: o.appUrl,
+      rawBody,
+      ...(o.unsigned ? {} : { timestamp, signature }),
+    });
+    invocation.status = status;
+    if (status === 200) this.#postAckBody(body, invocation);
+    return { status, body, responseUrl: invocation.responseUrl, rawBody, timestamp, ...(signature ? { signature } : {}) };
+  }
+
+  async #viaSocket(type: 'slash_commands' | 'interactive', payload: Record<string, unknown>, invocation: Invocation): Promise<SentRequest> {
+    const result = await this.#socket.send({ type, payload }, this.#ackTimeoutMs);
+    invocation.envelopeId = result.envelopeId;
+    invocation.acked = result.acked;
+    invocation.status = result.acked ? 200 : 408;
+    if (result.payload) this.#postAckPayload(result.payload, invocation);
+    return {
+      status: invocation.status,
+      body: result.payload ? JSON.stringify(result.payload) : '',
+      responseUrl: invocation.responseUrl,
+      rawBody: JSON.stringify(payload),
+      timestamp: nowSeconds(),
+      envelopeId: result.envelopeId,
+      acked: result.acked,
+      ...(result.payload ? { ackPayload: result.payload } : {}),
+    };
+  }
+
+  /** A non-empty ack body is shown to the user, as Slack does with an immediate response. */
+  #postAckBody(body: string, invocation: Invocation): void {
+    if (!body.trim()) return;
+    let payload: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(body);
+      payload = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : { text: String(parsed) };
+    } catch {
+      payload = { text: body };
+    }
+    this.#postAckPayload(payload, invocation);
+  }
+
+  #postAckPayload(payload: Record<string, unknown>, invocation: Invocation): void {
+    if (invocation.kind !== 'slash_command' || contentProblem(payload)) return;
+    const inChannel = payload.response_type === 'in_channel';
+    addMessage(this.#state, {
+      channel: invocation.channel,
+      text: typeof payload.text === 'string' ? payload.text : '',
+      blocks: blocksOf(payload.blocks),
+      threadTs: undefined,
+      ephemeral: !inChannel,
+      ...(inChannel ? {} : { user: invocation.user }),
+      via: 'ack',
+      responseUrl: invocation.responseUrl,
+    });
+  }
+
+  responseUrlFor(channel: string, user: string): string {
+    return this.#issueResponseUrl({ channel, user });
+  }
+
+  #issueResponseUrl(entry: Omit<ResponseUrlEntry, 'uses'>): string {
+    const id = randomBytes(12).toString('hex');
+    this.#responseUrls.set(id, { ...entry, uses: 0 });
+    return `${this.url}/response/${id}`;
+  }
+
+  #nextSeq(): number {
+    this.#seq += 1;
+    return this.#seq;
+  }
+
+  get #state(): WebApiState {
+    return {
+      channels: this.#channels,
+      messages: this.messages,
+      nextTs: () => `${this.#tsBase}.${String(++this.#tsCounter).padStart(6, '0')}`,
+      nextSeq: () => this.#nextSeq(),
+      connectionUrl: () => this.#socket.issueUrl(this.url.replace(/^http/, 'ws')),
+    };
+  }
+
+  async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.url);
+    const raw = await readBody(req);
+    if (url.pathname.startsWith('/api/')) return this.#webApi(url, req, raw, res);
+    if (url.pathname.startsWith('/response/') && req.method === 'POST') return this.#responseUrl(url.pathname.slice('/response/'.length), raw, res);
+    sendJson(res, 404, { ok: false, error: 'not_found' });
+  }
+
+  #webApi(url: URL, req: IncomingMessage, raw: string, res: ServerResponse): void {
+    const method = url.pathname.slice('/api/'.length);
+    const params = parseParams(req.headers['content-type'], raw, url.searchParams);
+    const token = bearer(req.headers.authorization) ?? (typeof params.token === 'string' ? params.token : undefined);
+    delete params.token;
+    const auth = this.#tokenKind(token);
+    const limit = this.#rateLimits.find((l) => l.remaining > 0 && (!l.method || l.method === method));
+    if (limit) {
+      limit.remaining -= 1;
+      const response = { ok: false, error: 'ratelimited' };
+      this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: 429, response });
+      sendJson(res, 429, response, { 'retry-after': String(limit.retryAfterSec) });
+      return;
+    }
+    const response = callMethod(method, params, auth, this.#state);
+    this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: 200, response });
+    sendJson(res, 200, response);
+  }
+
+  #tokenKind(token: string | undefined): TokenKind {
+    if (!token) return 'none';
+    if (token === this.botToken) return 'bot';
+    if (token === this.appToken) return 'app';
+    return 'invalid';
+  }
+
+  #responseUrl(id: string, raw: string, res: ServerResponse): void {
+    const entry = this.#responseUrls.get(id);
+    if (!entry) return sendJson(res, 404, { ok: false, error: 'expired_url' });
+    if (entry.uses >= RESPONSE_URL_USES) return sendJson(res, 404, { ok: false, error: 'used_url' });
+    let payload: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (typeof parsed !== 'object' || parsed === null) throw new Error('not an object');
+      payload = parsed as Record<string, unknown>;
+    } catch {
+      return sendJson(res, 400, { ok: false, error: 'invalid_payload' });
+    }
+    const problem = payload.delete_original ? undefined : contentProblem(payload);
+    if (problem) return sendJson(res, 400, { ok: false, error: problem });
+    entry.uses += 1;
+    const original = entry.messageTs ? this.messages.find((m) => m.ts === entry.messageTs && m.channel === entry.channel) : undefined;
+    if (original && isTrue(payload.delete_original)) {
+      original.deleted = true;
+    } else if (original && isTrue(payload.replace_original)) {
+      applyUpdate(this.#state, original, { text: typeof payload.text === 'string' ? payload.text : '', blocks: blocksOf(payload.blocks), via: 'response_url' });
+    } else {
+      const inChannel = payload.response_type === 'in_channel';
+      addMessage(this.#state, {
+        channel: entry.channel,
+        text: typeof payload.text === 'string' ? payload.text : '',
+        blocks: blocksOf(payload.blocks),
+        threadTs: typeof payload.thread_ts === 'string' ? payload.thread_ts : undefined,
+        ephemeral: !inChannel,
+        ...(inChannel ? {} : { user: entry.user }),
+        via: 'response_url',
+        responseUrl: `${this.url}/response/${id}`,
+      });
+    }
+    sendJson(res, 200, { ok: true });
+  }
+}
+
+function eventsUrl(appUrl: string): string {
+  const url = new URL(appUrl);
+  if (url.pathname === '/' || url.pathname === '') url.pathname = '/slack/events';
+  return url.toString();
+}
+
+function findButton(blocks: unknown[] | undefined, actionId: string): { blockId?: string; text?: string; value?: string } | undefined {
+  for (const block of blocks ?? []) {
+    const b = block as { type?: string; block_id?: string; elements?: unknown[]; accessory?: unknown };
+    const candidates = [...(b.elements ?? []), ...(b.accessory ? [b.accessory] : [])] as { action_id?: string; text?: { text?: string }; value?: string }[];
+    const hit = candidates.find((e) => e.action_id === actionId);
+    if (hit) {
+      return {
+        ...(b.block_id ? { blockId: b.block_id } : {}),
+        ...(hit.text?.text ? { text: hit.text.text } : {}),
+        ...(hit.value ? { value: hit.value } : {}),
+      };
+    }
+  }
+  return undefined;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseParams(contentType: string | undefined, raw: string, query: URLSearchParams): Record<string, unknown> {
+  const params: Record<string, unknown> = Object.fromEntries(query);
+  if (!raw) return params;
+  if (contentType?.startsWith('application/json')) {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (typeof parsed === 'object' && parsed !== null) Object.assign(params, parsed);
+    } catch {
+      params.__invalid_json = true;
+    }
+    return params;
+  }
+  return Object.assign(params, Object.fromEntries(new URLSearchParams(raw)));
+}
+
+function bearer(header: string | undefined): string | undefined {
+  const match = header?.match(/^Bearer\s+(\S+)$/i);
+  return match?.[1];
+}
+
+function isTrue(v: unknown): boolean {
+  return v === true || v === 'true';
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}

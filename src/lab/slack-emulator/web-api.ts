@@ -1,0 +1,178 @@
+import { checkBlocks } from './block-limits.ts';
+import type { EmulatedMessage, TokenKind } from './records.ts';
+
+export const EMULATED = {
+  teamId: 'T0EMULATE',
+  teamDomain: 'emulated',
+  appId: 'A0EMULATE',
+  botUserId: 'U0BOT',
+  botId: 'B0BOT',
+} as const;
+
+export interface WebApiState {
+  channels: Set<string> | undefined;
+  messages: EmulatedMessage[];
+  nextTs(): string;
+  nextSeq(): number;
+  connectionUrl(): string;
+}
+
+export type ApiResult = Record<string, unknown> & { ok: boolean };
+
+type Handler = (params: Record<string, unknown>, auth: TokenKind, state: WebApiState) => ApiResult;
+
+const fail = (error: string, extra: Record<string, unknown> = {}): ApiResult => ({ ok: false, error, ...extra });
+
+/** Methods that take the bot token; apps.connections.open takes the app-level token instead. */
+const handlers: Record<string, Handler> = {
+  'auth.test': (_p, auth) =>
+    auth === 'app'
+      ? { ok: true, app_id: EMULATED.appId, team_id: EMULATED.teamId }
+      : {
+          ok: true,
+          url: `https://${EMULATED.teamDomain}.slack.com/`,
+          team: 'Emulated',
+          user: 'maas-bot',
+          team_id: EMULATED.teamId,
+          user_id: EMULATED.botUserId,
+          bot_id: EMULATED.botId,
+          is_enterprise_install: false,
+        },
+  'chat.postMessage': botOnly((p, state) => {
+    const channel = str(p.channel);
+    const problem = channelProblem(channel, state) ?? contentProblem(p);
+    if (problem) return fail(problem);
+    const message = addMessage(state, {
+      channel: channel!,
+      text: str(p.text) ?? '',
+      blocks: blocksOf(p.blocks),
+      threadTs: str(p.thread_ts),
+      ephemeral: false,
+      via: 'chat.postMessage',
+    });
+    return { ok: true, channel: message.channel, ts: message.ts, message: slackMessage(message) };
+  }),
+  'chat.postEphemeral': botOnly((p, state) => {
+    const channel = str(p.channel);
+    const user = str(p.user);
+    const problem = channelProblem(channel, state) ?? (user ? undefined : 'user_not_found') ?? contentProblem(p);
+    if (problem) return fail(problem);
+    const message = addMessage(state, {
+      channel: channel!,
+      text: str(p.text) ?? '',
+      blocks: blocksOf(p.blocks),
+      threadTs: str(p.thread_ts),
+      ephemeral: true,
+      user: user!,
+      via: 'chat.postEphemeral',
+    });
+    return { ok: true, message_ts: message.ts };
+  }),
+  'chat.update': botOnly((p, state) => {
+    const channel = str(p.channel);
+    const ts = str(p.ts);
+    const problem = channelProblem(channel, state) ?? contentProblem(p);
+    if (problem) return fail(problem);
+    const message = state.messages.find((m) => m.channel === channel && m.ts === ts && !m.ephemeral && !m.deleted);
+    if (!message) return fail('message_not_found');
+    applyUpdate(state, message, { text: str(p.text) ?? message.text, blocks: p.blocks === undefined ? message.blocks : blocksOf(p.blocks), via: 'chat.update' });
+    return { ok: true, channel, ts, text: message.text, message: slackMessage(message) };
+  }),
+  'apps.connections.open': (_p, auth, state) => {
+    if (auth !== 'app') return fail('not_allowed_token_type');
+    return { ok: true, url: state.connectionUrl() };
+  },
+};
+
+export function callMethod(method: string, params: Record<string, unknown>, auth: TokenKind, state: WebApiState): ApiResult {
+  if (auth === 'none') return fail('not_authed');
+  if (auth === 'invalid') return fail('invalid_auth');
+  const handler = handlers[method];
+  if (!handler) return fail('unknown_method', { req_method: method });
+  return handler(params, auth, state);
+}
+
+export function addMessage(
+  state: WebApiState,
+  m: Omit<EmulatedMessage, 'seq' | 'at' | 'ts' | 'updates' | 'deleted' | 'blocks' | 'threadTs'> & { blocks: unknown[] | undefined; threadTs: string | undefined },
+): EmulatedMessage {
+  const message: EmulatedMessage = {
+    seq: state.nextSeq(),
+    at: Date.now(),
+    channel: m.channel,
+    ts: state.nextTs(),
+    text: m.text,
+    ephemeral: m.ephemeral,
+    via: m.via,
+    updates: [],
+    deleted: false,
+  };
+  if (m.blocks) message.blocks = m.blocks;
+  if (m.threadTs) message.threadTs = m.threadTs;
+  if (m.user) message.user = m.user;
+  if (m.responseUrl) message.responseUrl = m.responseUrl;
+  state.messages.push(message);
+  return message;
+}
+
+export function applyUpdate(
+  state: WebApiState,
+  message: EmulatedMessage,
+  update: { text: string; blocks: unknown[] | undefined; via: 'chat.update' | 'response_url' },
+): void {
+  message.text = update.text;
+  if (update.blocks) message.blocks = update.blocks;
+  else delete message.blocks;
+  message.updates.push({ seq: state.nextSeq(), at: Date.now(), via: update.via, text: update.text, ...(update.blocks ? { blocks: update.blocks } : {}) });
+}
+
+/** Why Slack would refuse this text/blocks pair, if it would. */
+export function contentProblem(p: Record<string, unknown>): string | undefined {
+  const blocks = blocksOf(p.blocks);
+  if (p.blocks !== undefined && blocks === undefined) return 'invalid_blocks_format';
+  const text = str(p.text);
+  if (!text && !blocks?.length && p.attachments === undefined) return 'no_text';
+  return checkBlocks(blocks);
+}
+
+function botOnly(handler: (p: Record<string, unknown>, state: WebApiState) => ApiResult): Handler {
+  return (p, auth, state) => (auth === 'bot' ? handler(p, state) : fail('not_allowed_token_type'));
+}
+
+function channelProblem(channel: string | undefined, state: WebApiState): string | undefined {
+  if (!channel) return 'channel_not_found';
+  if (state.channels && !state.channels.has(channel)) return 'channel_not_found';
+  return undefined;
+}
+
+/** Form bodies carry blocks as a JSON string; JSON bodies as an array. */
+export function blocksOf(value: unknown): unknown[] | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (Array.isArray(value)) return value;
+  if (typeof value !== 'string') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function str(v: unknown): string | undefined {
+  if (typeof v === 'string' && v !== '') return v;
+  if (typeof v === 'number') return String(v);
+  return undefined;
+}
+
+function slackMessage(m: EmulatedMessage): Record<string, unknown> {
+  return {
+    type: 'message',
+    user: EMULATED.botUserId,
+    bot_id: EMULATED.botId,
+    app_id: EMULATED.appId,
+    text: m.text,
+    ts: m.ts,
+    ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
+    ...(m.blocks ? { blocks: m.blocks } : {}),
+  };
+}

@@ -1,0 +1,193 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { App, HTTPReceiver, SocketModeReceiver, type CustomRoute, type Receiver } from '@slack/bolt';
+import { dispatchCommand } from '../../commands/dispatch.ts';
+import type { CommandContext, CommandReply } from '../../commands/types.ts';
+import type { Config } from '../config.ts';
+import { ChatopsError, describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Redactor } from '../redact.ts';
+import { boltLogger } from './bolt-logger.ts';
+import { commandRefusal } from './command-policy.ts';
+import { deliverReply } from './deliver-reply.ts';
+import { guardedEnqueue, type Enqueue } from './guarded-enqueue.ts';
+import { closeServer, startRoutesServer } from './routes-server.ts';
+
+export type { CustomRoute } from '@slack/bolt';
+
+export interface SlackAppOptions {
+  config: Config;
+  botToken: string;
+  /** Required in HTTP mode. */
+  signingSecret?: string;
+  /** Required in Socket Mode (`xapp-…`). */
+  appToken?: string;
+  mode: 'http' | 'socket';
+  /** HTTP port for /slack/events (HTTP mode) and the custom routes; 0 picks a free one. Default 3000. */
+  port?: number;
+  /** Address to listen on; default every interface. Tests pass 127.0.0.1. */
+  host?: string;
+  /** Web API base URL ending in `/` (SLACK_API_URL); default Slack's. */
+  slackApiUrl?: string;
+  enqueue: Enqueue;
+  log: Logger;
+  redact: Redactor;
+  /** Extra HTTP routes (/healthz, /readyz, /metrics), served in both modes. */
+  customRoutes?: CustomRoute[];
+  /** Registers more listeners (app.action(...) for approvals) before the app starts. */
+  registerExtras?: (app: App) => void;
+  /** The slash command; default `/maas`. */
+  command?: string;
+  /** How long a command waits for the queue before telling the user; default 10 s. */
+  enqueueTimeoutMs?: number;
+}
+
+export interface SlackApp {
+  app: App;
+  /** The HTTP port actually listened on, once started (undefined in Socket Mode without custom routes). */
+  readonly port: number | undefined;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_PORT = 3000;
+const SLACK_API_URL = 'https://slack.com/api/';
+
+export async function createSlackApp(options: SlackAppOptions): Promise<SlackApp> {
+  const log = options.log.child({ component: 'slack' });
+  const logger = boltLogger(options.log);
+  const clientOptions = {
+    slackApiUrl: options.slackApiUrl ?? SLACK_API_URL,
+    // A listener must not hang for half an hour on Slack's default retry policy.
+    retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 },
+    timeout: 15_000,
+  };
+  const receiver = buildReceiver(options, logger, clientOptions);
+  const app = new App({ token: options.botToken, receiver, logger, clientOptions, deferInitialization: true });
+
+  registerCommand(app, options, log);
+  app.error(async (error) => {
+    log.error({ err: describeError(error), code: (error as { code?: string }).code }, 'Slack listener failed');
+  });
+  options.registerExtras?.(app);
+
+  let port: number | undefined;
+  let routesServer: Server | undefined;
+  return {
+    app,
+    get port() {
+      return port;
+    },
+    async start() {
+      await initialize(app);
+      const listenPort = options.port ?? DEFAULT_PORT;
+      if (options.mode === 'http') {
+        const server = (await app.start({ port: listenPort, ...(options.host ? { host: options.host } : {}) })) as Server;
+        port = (server.address() as AddressInfo).port;
+        log.info({ port }, 'Slack app listening for HTTP requests at /slack/events');
+        return;
+      }
+      if (options.customRoutes?.length) {
+        const started = await startRoutesServer(options.customRoutes, { port: listenPort, ...(options.host ? { host: options.host } : {}) });
+        routesServer = started.server;
+        port = started.port;
+      }
+      try {
+        await app.start();
+      } catch (err) {
+        if (routesServer) await closeServer(routesServer);
+        routesServer = undefined;
+        throw new ChatopsError('CONFIG_INVALID', `Socket Mode could not connect${slackCode(err) ? ` (${slackCode(err)})` : `: ${describeError(err)}`}`, {
+          hint: 'Check SLACK_APP_TOKEN (xapp-…, with the connections:write scope) and SLACK_API_URL',
+          cause: err,
+        });
+      }
+      log.info({ port }, 'Slack app connected in Socket Mode');
+    },
+    async stop() {
+      await app.stop();
+      if (routesServer) await closeServer(routesServer);
+      routesServer = undefined;
+    },
+  };
+}
+
+function buildReceiver(options: SlackAppOptions, logger: ReturnType<typeof boltLogger>, clientOptions: { slackApiUrl: string }): Receiver {
+  if (options.mode === 'http') {
+    if (!options.signingSecret) {
+      throw new ChatopsError('CONFIG_MISSING', 'HTTP mode needs the Slack signing secret', {
+        hint: 'Set SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN for Socket Mode',
+      });
+    }
+    return new HTTPReceiver({
+      signingSecret: options.signingSecret,
+      endpoints: '/slack/events',
+      port: options.port ?? DEFAULT_PORT,
+      customRoutes: options.customRoutes ?? [],
+      logger,
+    });
+  }
+  if (!options.appToken) {
+    throw new ChatopsError('CONFIG_MISSING', 'Socket Mode needs an app-level token', {
+      hint: 'Set SLACK_APP_TOKEN (xapp-…, with the connections:write scope), or SLACK_MODE=http with SLACK_SIGNING_SECRET',
+    });
+  }
+  // Only the URL: the Socket Mode client keeps its own patient retries for apps.connections.open when reconnecting.
+  return new SocketModeReceiver({ appToken: options.appToken, logger, installerOptions: { clientOptions: { slackApiUrl: clientOptions.slackApiUrl } } });
+}
+
+/** auth.test at start: a wrong token or an unreachable Slack stops the bot with a clear message. */
+async function initialize(app: App): Promise<void> {
+  try {
+    await app.init();
+  } catch (err) {
+    const code = slackCode(err);
+    throw new ChatopsError('CONFIG_INVALID', `Slack refused the bot token${code ? ` (${code})` : `: ${describeError(err)}`}`, {
+      hint: 'Check SLACK_BOT_TOKEN (xoxb-…) and SLACK_API_URL',
+      cause: err,
+    });
+  }
+}
+
+function registerCommand(app: App, options: SlackAppOptions, log: Logger): void {
+  const enqueue = guardedEnqueue(options.enqueue, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log });
+  app.command(options.command ?? '/maas', async ({ command, ack, respond, client }) => {
+    // Slack gives 3 seconds; nothing the queue does may delay this.
+    await ack();
+    const where = { user: command.user_id, channel: command.channel_id };
+    let reply: CommandReply;
+    try {
+      const refusal = commandRefusal(options.config.slack, where.user, where.channel);
+      if (refusal) {
+        reply = { text: refusal, visibility: 'ephemeral' };
+      } else {
+        const ctx: CommandContext = {
+          config: options.config,
+          ...where,
+          ...(command.response_url ? { responseUrl: command.response_url } : {}),
+          enqueue,
+        };
+        reply = await dispatchCommand(ctx, command.text ?? '');
+      }
+    } catch (err) {
+      log.error({ ...where, err: describeError(err) }, '/maas failed');
+      reply = { text: `/maas failed: ${describeError(err)}`, visibility: 'ephemeral' };
+    }
+    log.info({ ...where, command: firstWord(command.text), visibility: reply.visibility }, '/maas answered');
+    try {
+      await deliverReply(reply, { respond, client, ...where }, options.redact, log);
+    } catch (err) {
+      log.error({ ...where, err: describeError(err), slackError: slackCode(err) }, 'could not post the /maas answer');
+    }
+  });
+}
+
+/** Slack's error code (invalid_auth, channel_not_found…) when Slack answered. */
+function slackCode(err: unknown): string | undefined {
+  const code = (err as { data?: { error?: unknown } } | undefined)?.data?.error;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function firstWord(text: string | undefined): string {
+  return (text ?? '').trim().split(/\s+/)[0]?.slice(0, 40) ?? '';
+}

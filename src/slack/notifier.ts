@@ -1,0 +1,127 @@
+import { ErrorCode, LogLevel, WebClient, WebClientEvent, type RetryOptions } from '@slack/web-api';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Notifier, ReplyTarget } from '../notifier.ts';
+import { redactDeep, type Redactor } from '../redact.ts';
+import type { Report } from '../report.ts';
+import { toSlackText } from './mrkdwn.ts';
+import { renderReports } from './render.ts';
+
+export interface SlackNotifierOptions {
+  token: string;
+  slackApiUrl?: string;
+  redact: Redactor;
+  log: Logger;
+  /** WebClient retries (network errors and 429 after Retry-After); default a few within a minute. */
+  retryConfig?: RetryOptions;
+}
+
+/** Slack answers that no retry will change. */
+const PERMANENT = new Set([
+  'channel_not_found',
+  'not_in_channel',
+  'is_archived',
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'missing_scope',
+  'invalid_blocks',
+  'msg_blocks_too_long',
+  'no_text',
+  'restricted_action',
+]);
+
+/** Posting failed; `slackError` is Slack's code (channel_not_found…) when Slack answered. */
+export class SlackDeliveryError extends Error {
+  readonly slackError: string | undefined;
+  /** False when trying again cannot help (the channel is gone, the token is wrong…). */
+  readonly retryable: boolean;
+
+  constructor(message: string, slackError: string | undefined, retryable: boolean, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'SlackDeliveryError';
+    this.slackError = slackError;
+    this.retryable = retryable;
+  }
+}
+
+const DEFAULT_RETRY: RetryOptions = { retries: 5, factor: 2, minTimeout: 1000, maxTimeout: 30_000, randomize: true };
+
+/** Where a channel refuses the bot, the command's response_url (valid 30 minutes) still reaches it. */
+const FALL_BACK_TO_RESPONSE_URL = new Set(['channel_not_found', 'not_in_channel']);
+
+export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
+  const log = options.log.child({ component: 'slack-notifier' });
+  const client = new WebClient(options.token, {
+    slackApiUrl: options.slackApiUrl ?? 'https://slack.com/api/',
+    retryConfig: options.retryConfig ?? DEFAULT_RETRY,
+    timeout: 15_000,
+    logger: quietLogger(log),
+  });
+  client.on(WebClientEvent.RATE_LIMITED, (retryAfterSec: number) => log.warn({ retryAfterSec }, 'Slack rate limit: waiting as Retry-After asks'));
+
+  async function post(target: ReplyTarget, message: { text: string; blocks?: unknown[] }): Promise<void> {
+    const text = options.redact(message.text);
+    const blocks = message.blocks ? redactDeep(message.blocks, options.redact) : undefined;
+    const content = { text, ...(blocks ? { blocks: blocks as never[] } : {}) };
+    try {
+      await client.chat.postMessage({ channel: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}), ...content });
+    } catch (err) {
+      const slackError = slackErrorCode(err);
+      log.error({ channel: target.channel, slackError, err: describeError(err) }, 'could not post to Slack');
+      if (slackError && FALL_BACK_TO_RESPONSE_URL.has(slackError) && target.responseUrl) {
+        if (await postToResponseUrl(target.responseUrl, content, log)) return;
+      }
+      throw new SlackDeliveryError(
+        `Slack refused the message for ${target.channel}${slackError ? ` (${slackError})` : ''}`,
+        slackError,
+        !(slackError && PERMANENT.has(slackError)),
+        err,
+      );
+    }
+  }
+
+  return {
+    // Redacted before rendering too: clipping could cut a secret short of what the redactor recognises.
+    postReports: (target, reports: Report[]) => post(target, renderReports(redactDeep(reports, options.redact))),
+    postError: (target, message) => post(target, { text: `:x: ${toSlackText(options.redact(message))}` }),
+  };
+}
+
+async function postToResponseUrl(url: string, content: { text: string; blocks?: unknown[] }, log: Logger): Promise<boolean> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ response_type: 'in_channel', replace_original: false, ...content }),
+      signal: AbortSignal.timeout(15_000),
+    });
+    if (res.ok) return true;
+    log.error({ status: res.status }, 'the response_url refused the message too');
+  } catch (err) {
+    log.error({ err: describeError(err) }, 'the response_url could not be reached');
+  }
+  return false;
+}
+
+function slackErrorCode(err: unknown): string | undefined {
+  const e = err as { code?: string; data?: { error?: unknown } };
+  if (e.code === ErrorCode.PlatformError && typeof e.data?.error === 'string') return e.data.error;
+  if (e.code === ErrorCode.RateLimitedError) return 'ratelimited';
+  return undefined;
+}
+
+/** WebClient's own logging, through ours at debug level (its warnings repeat what we log). */
+function quietLogger(log: Logger) {
+  const line = (msg: unknown[]) => msg.map(String).join(' ');
+  return {
+    debug: (...msg: unknown[]) => log.debug(line(msg)),
+    info: (...msg: unknown[]) => log.debug(line(msg)),
+    warn: (...msg: unknown[]) => log.debug(line(msg)),
+    error: (...msg: unknown[]) => log.debug(line(msg)),
+    setLevel: () => undefined,
+    getLevel: () => (log.isLevelEnabled('debug') ? LogLevel.DEBUG : LogLevel.INFO),
+    setName: () => undefined,
+  };
+}

@@ -1,0 +1,336 @@
+import type { Finding, PlanStep, Report, Severity, Status, StepOutcome, StepResult } from '../report.ts';
+import { worstStatus } from '../report.ts';
+import { clipInside, clipText, codeSpan, escapeMrkdwn } from './mrkdwn.ts';
+
+/**
+ * Slack's limits on a message (https://docs.slack.dev/reference/block-kit/blocks):
+ * 50 blocks, 3000 characters of section text, 150 of header text. `totalText` stays under the
+ * undocumented aggregate limit behind `msg_blocks_too_long` (about 13,000 characters of block
+ * text, slackapi/bolt-js#2509).
+ */
+export const SLACK_LIMITS = { blocks: 50, sectionText: 3000, headerText: 150, contextText: 3000, totalText: 12_000 } as const;
+
+export interface TextObject {
+  type: 'mrkdwn' | 'plain_text';
+  text: string;
+  emoji?: boolean;
+}
+export type Block =
+  | { type: 'header'; text: TextObject }
+  | { type: 'section'; text: TextObject }
+  | { type: 'context'; elements: TextObject[] }
+  | { type: 'divider' };
+
+export interface RenderedMessage {
+  /** Fallback text for notifications: starts with the verdict. */
+  text: string;
+  blocks: Block[];
+}
+
+export interface RenderOptions {
+  /** Blocks the caller appends afterwards (Approve/Reject buttons), kept free of the 50. */
+  reserveBlocks?: number;
+}
+
+const STATUS_WORD: Record<Status, string> = { ok: 'OK', warning: 'WARNING', critical: 'CRITICAL', error: 'ERROR' };
+const STATUS_ICON: Record<Status, string> = {
+  ok: ':white_check_mark:',
+  warning: ':warning:',
+  critical: ':red_circle:',
+  error: ':x:',
+};
+const SEVERITY_ICON: Record<Severity, string> = {
+  info: ':information_source:',
+  warning: ':warning:',
+  critical: ':red_circle:',
+  error: ':x:',
+};
+const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2, error: 3 };
+const OUTCOME_ICON: Record<StepOutcome, string> = {
+  verified: ':white_check_mark:',
+  skipped: ':fast_forward:',
+  refused: ':no_entry:',
+  failed: ':x:',
+};
+
+/** Per-piece caps: a finding stays readable and leaves room for the others. */
+const CAP = { subject: 200, summary: 600, fix: 600, evidence: 900, evidenceValue: 240, arrayItems: 8, line: 500, fallback: 3000 };
+/** Sections a plan or a results list may take, so findings keep some room. */
+const MAX_LIST_SECTIONS = 3;
+
+export function statusWord(status: Status): string {
+  return STATUS_WORD[status];
+}
+
+/** One report as a Slack message. */
+export function renderReport(report: Report, options: RenderOptions = {}): RenderedMessage {
+  return renderReports([report], options);
+}
+
+/** One or several reports (a target of `all`) as one Slack message within Slack's limits. */
+export function renderReports(reports: readonly Report[], options: RenderOptions = {}): RenderedMessage {
+  const maxBlocks = Math.max(3, SLACK_LIMITS.blocks - (options.reserveBlocks ?? 0));
+  const text = fallbackText(reports);
+  if (reports.length === 0) return { text, blocks: [section(text)] };
+  const full = renderFull(reports, maxBlocks);
+  return { text, blocks: full ?? renderCompact(reports, maxBlocks) };
+}
+
+function fallbackText(reports: readonly Report[]): string {
+  if (reports.length === 0) return 'OK: nothing to report';
+  if (reports.length === 1) {
+    const [only] = reports as [Report];
+    return clipText(`${STATUS_WORD[only.status]}: ${escapeMrkdwn(only.verdict)}`, CAP.fallback);
+  }
+  const worst = worstStatus(reports.map((r) => r.status));
+  const parts = reports.map((r) => `${escapeMrkdwn(r.target)} ${STATUS_WORD[r.status]}: ${escapeMrkdwn(r.verdict)}`);
+  return clipText(`${STATUS_WORD[worst]}: ${problemCount(reports)} · ${parts.join(' · ')}`, CAP.fallback);
+}
+
+function problemCount(reports: readonly Report[]): string {
+  const bad = reports.filter((r) => r.status !== 'ok').length;
+  return bad === 0 ? `all ${reports.length} targets healthy` : `${bad} of ${reports.length} targets need attention`;
+}
+
+interface Budget {
+  blocks: number;
+  chars: number;
+}
+
+/** Every report with its own sections; undefined when even the skeleton does not fit. */
+function renderFull(reports: readonly Report[], maxBlocks: number): Block[] | undefined {
+  const single = reports.length === 1;
+  const head = headerBlock(reports);
+  const foot = contextBlock(reports);
+  const budget: Budget = { blocks: maxBlocks - 2, chars: SLACK_LIMITS.totalText - blockChars(head) - blockChars(foot) };
+  const listSections = single ? MAX_LIST_SECTIONS : 1;
+
+  const skeletons = reports.map((report) => {
+    const title = section(single ? `*${escapeMrkdwn(report.verdict)}*` : reportTitle(report));
+    const plan = report.plan ? listSectionsFor(planLines(report.plan.id, report.plan.steps), listSections) : [];
+    const results = report.results ? listSectionsFor(resultLines(report.results), listSections) : [];
+    return { report, title, plan, results };
+  });
+  for (const s of skeletons) spend(budget, [s.title, ...s.plan, ...s.results]);
+  if (budget.blocks < 0 || budget.chars < 0) return undefined;
+
+  const findings = allocateFindings(
+    skeletons.map((s) => sortedFindings(s.report.findings)),
+    budget,
+  );
+  const blocks: Block[] = [head];
+  skeletons.forEach((s, i) => {
+    blocks.push(s.title, ...(findings[i] ?? []), ...s.plan, ...s.results);
+  });
+  blocks.push(foot);
+  return blocks;
+}
+
+/** Many targets: one line per report, packed into sections. */
+function renderCompact(reports: readonly Report[], maxBlocks: number): Block[] {
+  const lines = reports.map((r) => {
+    const codes = r.findings.length ? ` · ${codeCounts(r.findings.filter((f) => f.severity !== 'info'), 5)}` : '';
+    return clipText(`${STATUS_ICON[r.status]} ${reportTitle(r)}${codes}`, CAP.line);
+  });
+  const head = headerBlock(reports);
+  const foot = contextBlock(reports);
+  const room = Math.min(maxBlocks - 2, Math.floor((SLACK_LIMITS.totalText - blockChars(head) - blockChars(foot)) / SLACK_LIMITS.sectionText));
+  return [head, ...listSectionsFor(lines, Math.max(1, room), 'more targets'), foot];
+}
+
+function reportTitle(report: Report): string {
+  return `*${escapeMrkdwn(report.target)}* (${escapeMrkdwn(report.kind)}) ${STATUS_WORD[report.status]}: ${escapeMrkdwn(report.verdict)}`;
+}
+
+function headerBlock(reports: readonly Report[]): Block {
+  const worst = worstStatus(reports.map((r) => r.status));
+  const kinds = [...new Set(reports.map((r) => r.kind))];
+  const what =
+    reports.length === 1
+      ? `${reports[0]?.kind} ${reports[0]?.target}`
+      : `${kinds.length === 1 ? kinds[0] : 'checks'} · ${reports.length} targets`;
+  const text = clipText(`${STATUS_ICON[worst]} ${STATUS_WORD[worst]} · ${what}`, SLACK_LIMITS.headerText);
+  return { type: 'header', text: { type: 'plain_text', text, emoji: true } };
+}
+
+function contextBlock(reports: readonly Report[]): Block {
+  const first = reports[0];
+  const findings = reports.reduce((n, r) => n + r.findings.length, 0);
+  const took = reports.reduce((ms, r) => Math.max(ms, r.durationMs), 0);
+  const text = `${findings} finding${findings === 1 ? '' : 's'} · started ${escapeMrkdwn(first?.startedAt ?? '')} · took ${took} ms`;
+  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_LIMITS.contextText) }] };
+}
+
+function section(text: string): Block {
+  return { type: 'section', text: { type: 'mrkdwn', text: clipText(text, SLACK_LIMITS.sectionText) } };
+}
+
+function blockChars(block: Block): number {
+  if (block.type === 'divider') return 0;
+  if (block.type === 'context') return block.elements.reduce((n, e) => n + e.text.length, 0);
+  return block.text.text.length;
+}
+
+function spend(budget: Budget, blocks: readonly Block[]): void {
+  budget.blocks -= blocks.length;
+  budget.chars -= blocks.reduce((n, b) => n + blockChars(b), 0);
+}
+
+function sortedFindings(findings: readonly Finding[]): Finding[] {
+  return findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => SEVERITY_RANK[b.f.severity] - SEVERITY_RANK[a.f.severity] || a.i - b.i)
+    .map(({ f }) => f);
+}
+
+/**
+ * Shows findings worst first, taking turns between reports, while blocks and characters last;
+ * each report whose findings do not all fit ends with one section counting the rest by code.
+ */
+function allocateFindings(perReport: Finding[][], budget: Budget): Block[][] {
+  const shown: Block[][] = perReport.map(() => []);
+  const overflowCost = (i: number) => {
+    const rest = perReport[i]!.slice(shown[i]!.length);
+    return rest.length ? blockChars(overflowBlock(rest)) : 0;
+  };
+  const overflowBlocks = () => perReport.filter((fs, i) => shown[i]!.length < fs.length).length;
+  let progressed = true;
+  while (progressed) {
+    progressed = false;
+    for (let i = 0; i < perReport.length; i += 1) {
+      const next = perReport[i]![shown[i]!.length];
+      if (!next) continue;
+      const block = findingBlock(next);
+      shown[i]!.push(block);
+      const used = shown.reduce((n, bs) => n + bs.length, 0) + overflowBlocks();
+      const chars =
+        shown.reduce((n, bs) => n + bs.reduce((m, b) => m + blockChars(b), 0), 0) +
+        perReport.reduce((n, _fs, j) => n + overflowCost(j), 0);
+      if (used > budget.blocks || chars > budget.chars) {
+        shown[i]!.pop();
+        continue;
+      }
+      progressed = true;
+    }
+  }
+  return shown.map((blocks, i) => {
+    const rest = perReport[i]!.slice(blocks.length);
+    return rest.length ? [...blocks, overflowBlock(rest)] : blocks;
+  });
+}
+
+function findingBlock(f: Finding): Block {
+  const first = `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 80)} *${f.severity}* — ${clipText(escapeMrkdwn(f.subject), CAP.subject)}`;
+  const lines = [first, clipText(escapeMrkdwn(f.summary), CAP.summary)];
+  const evidence = evidenceLine(f.evidence);
+  if (evidence) lines.push(evidence);
+  if (f.fix) lines.push(clipInside('*Fix:* ', escapeMrkdwn(f.fix), '', CAP.fix));
+  return section(lines.join('\n'));
+}
+
+/** `key` value pairs, long values summarised, keys that do not fit counted. */
+function evidenceLine(evidence: Record<string, unknown>): string {
+  const entries = Object.entries(evidence).filter(([, v]) => v !== undefined);
+  if (!entries.length) return '';
+  const prefix = '_evidence:_ ';
+  const parts: string[] = [];
+  let length = prefix.length;
+  for (const [index, [key, value]] of entries.entries()) {
+    const part = `${escapeMrkdwn(key)} ${codeSpan(compactValue(value, CAP.evidenceValue - 2), CAP.evidenceValue)}`;
+    const left = entries.length - index - 1;
+    const tail = left ? ` (+${left} more)`.length : 0;
+    if (length + part.length + 3 + tail > CAP.evidence) {
+      parts.push(`(+${entries.length - index} more)`);
+      break;
+    }
+    parts.push(part);
+    length += part.length + 3;
+  }
+  return prefix + parts.join(' · ');
+}
+
+function compactValue(value: unknown, max: number): string {
+  if (Array.isArray(value)) return compactArray(value, max);
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
+/** `[a, b, … +N more]`: as many items as fit in `max` escaped characters, the rest counted. */
+function compactArray(values: readonly unknown[], max: number): string {
+  const parts: string[] = [];
+  let used = 2;
+  for (const [index, v] of values.entries()) {
+    const rest = values.length - index;
+    const item = clipText(typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v), Math.max(12, Math.floor(max / 4)));
+    const cost = escapeMrkdwn(item).length + (parts.length ? 2 : 0);
+    const tail = rest > 1 ? `, … +${rest - 1} more`.length : 0;
+    if (index >= CAP.arrayItems || used + cost + tail > max) {
+      parts.push(`… +${rest} more`);
+      break;
+    }
+    parts.push(item);
+    used += cost;
+  }
+  return `[${parts.join(', ')}]`;
+}
+
+function overflowBlock(rest: readonly Finding[]): Block {
+  return section(`…and ${rest.length} more finding${rest.length === 1 ? '' : 's'}: ${codeCounts(rest, 20)}`);
+}
+
+/** `MAC_DRIFT` ×30, `MAC_NOT_VIRSH` ×7, most frequent first. */
+function codeCounts(findings: readonly Finding[], maxCodes: number): string {
+  const counts = new Map<string, number>();
+  for (const f of findings) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
+  const sorted = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const shown = sorted.slice(0, maxCodes).map(([code, n]) => `${codeSpan(code, 80)} ×${n}`);
+  if (sorted.length > maxCodes) shown.push(`${sorted.length - maxCodes} other codes`);
+  return shown.join(', ');
+}
+
+function planLines(id: string, steps: readonly PlanStep[]): string[] {
+  const head = `*Plan* ${codeSpan(id, 80)}: ${steps.length} step${steps.length === 1 ? '' : 's'}`;
+  return [head, ...steps.map((s, i) => stepLine(`${i + 1}.`, s.action, s.subject, s.detail))];
+}
+
+function resultLines(results: readonly StepResult[]): string[] {
+  const counts = new Map<StepOutcome, number>();
+  for (const r of results) counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1);
+  const summary = [...counts].map(([outcome, n]) => `${n} ${outcome}`).join(', ');
+  return [`*Results*: ${summary || 'no steps ran'}`, ...results.map((r) => stepLine(`${OUTCOME_ICON[r.outcome]} ${r.outcome}`, r.action, r.subject, r.detail))];
+}
+
+function stepLine(marker: string, action: string, subject: string, detail: string): string {
+  return clipText(`${marker} *${escapeMrkdwn(action)}* ${escapeMrkdwn(subject)} — ${escapeMrkdwn(detail)}`, CAP.line);
+}
+
+/** Packs lines into at most `maxSections` sections; lines that do not fit are counted in the last one. */
+function listSectionsFor(lines: readonly string[], maxSections: number, noun = 'more'): Block[] {
+  const limit = SLACK_LIMITS.sectionText;
+  const sections: string[][] = [];
+  let current: string[] = [];
+  let placed = 0;
+  for (const line of lines) {
+    if (current.length && joinedLength([...current, line]) > limit) {
+      if (sections.length + 1 >= maxSections) break;
+      sections.push(current);
+      current = [];
+    }
+    current.push(line);
+    placed += 1;
+  }
+  if (placed < lines.length) {
+    let hidden = lines.length - placed;
+    while (current.length > 1 && joinedLength([...current, `…and ${hidden} ${noun}`]) > limit) {
+      current.pop();
+      hidden += 1;
+    }
+    current.push(`…and ${hidden} ${noun}`);
+  }
+  if (current.length) sections.push(current);
+  return sections.map((s) => section(s.join('\n')));
+}
+
+function joinedLength(lines: readonly string[]): number {
+  return lines.reduce((n, l) => n + l.length, 0) + Math.max(0, lines.length - 1);
+}
