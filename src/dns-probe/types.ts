@@ -1,0 +1,45 @@
+/** An SOA record's fields, as dig prints them and node's resolveSoa returns them. */
+export interface SoaRecord {
+  mname: string;
+  rname: string;
+  serial: number;
+  refresh: number;
+  retry: number;
+  expire: number;
+  minimum: number;
+}
+
+/** What one SOA query to a resolver showed, however it was made. */
+export type ResolverObservation =
+  | {
+      outcome: 'reply';
+      /** The header's RCODE name: NOERROR, SERVFAIL, NXDOMAIN, REFUSED, ... */
+      status: string;
+      /** The line that shows the status, exactly as the probe printed it. */
+      statusLine: string;
+      /** The zone's SOA from the answer section, if there was one. */
+      soa: SoaRecord | null;
+      flags?: string[];
+    }
+  | { outcome: 'no-reply'; detail: string }
+  | { outcome: 'failed'; reason: string; fix?: string };
+
+/** The check's input: which resolver was asked about which zone, how, and what it showed. */
+export interface ResolverSnapshot {
+  site: string;
+  /** `host` or `host:port` (port shown when not 53). */
+  resolver: string;
+  zone: string;
+  /** How the query was made, for a person: `dig on the rack (ops@10.20.0.2) over SSH`. */
+  probedBy: string;
+  /** The command line run on the rack, when probed over SSH. */
+  command?: string;
+  /** rack.forwarder, when configured: the runbook's fix names it. */
+  forwarder?: string;
+  observation: ResolverObservation;
+}
+
+export function resolverLabel(host: string, port: number): string {
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return port === 53 ? host : `${shown}:${port}`;
+}

@@ -1,0 +1,27 @@
+import ssh2 from 'ssh2';
+import { fingerprintOfPublicKeyLine } from '../../ssh/fingerprint.ts';
+
+const { utils } = ssh2;
+
+export interface KeyPair {
+  /** OpenSSH private key text. */
+  privateKey: string;
+  /** OpenSSH public key line: `ssh-ed25519 AAAA... comment`. */
+  publicKey: string;
+  /** `SHA256:...`, as `ssh-keygen -lf` prints it. */
+  fingerprint: string;
+}
+
+/** A fresh ed25519 key pair (for a client, or a simulated host). */
+export function generateKeyPair(comment = 'maas-chatops-test'): KeyPair {
+  const pair = utils.generateKeyPairSync('ed25519', { comment });
+  const fingerprint = fingerprintOfPublicKeyLine(pair.public);
+  if (!fingerprint) throw new Error('ssh2 generated a public key that does not parse');
+  return { privateKey: pair.private, publicKey: pair.public, fingerprint };
+}
+
+/** An OpenSSH known_hosts line pinning publicKey for host:port. */
+export function knownHostsLine(host: string, port: number, publicKey: string): string {
+  const [type, key] = publicKey.trim().split(/\s+/);
+  return `${port === 22 ? host : `[${host}]:${port}`} ${type} ${key}`;
+}
