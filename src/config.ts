@@ -5,6 +5,7 @@ import { ConfigError } from './errors.ts';
 import { parseDuration } from './duration.ts';
 import { Secret } from './secret.ts';
 import { secretFragments } from './redact.ts';
+import { kubeconfigSecretValues } from './kube/kubeconfig-secrets.ts';
 import { configSchema, type RawConfig, type sshEndpointSchema } from './config-schema.ts';
 
 export interface SshEndpoint {
@@ -148,7 +149,7 @@ function hintFor(issue: Issue): string {
 
 class SecretResolver {
   readonly warnings: string[] = [];
-  readonly #secrets: Secret[] = [];
+  readonly #fragments: string[] = [];
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
@@ -156,10 +157,13 @@ class SecretResolver {
     private readonly path: string,
   ) {}
 
-  secret(ref: string, where: string): Secret {
+  /** `fragments` picks what to redact from a structured secret (a kubeconfig is mostly not secret). */
+  secret(ref: string, where: string, fragments: (value: string) => string[] | null = () => null): Secret {
     const value = this.value(ref, where);
     const secret = new Secret(value, ref.startsWith('env:') || ref.startsWith('file:') ? ref : 'literal');
-    this.#secrets.push(secret);
+    const chosen = fragments(value);
+    if (chosen) this.#fragments.push(...chosen);
+    else this.#fragments.push(...secretFragments(secret));
     return secret;
   }
 
@@ -169,7 +173,7 @@ class SecretResolver {
   }
 
   fragments(): string[] {
-    return this.#secrets.flatMap(secretFragments);
+    return [...new Set(this.#fragments)];
   }
 
   private value(ref: string, where: string, warnLiteral = true): string {
@@ -234,7 +238,7 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
   const clusters: Record<string, ClusterConfig> = {};
   for (const [name, c] of Object.entries(raw.clusters)) {
     const kube: ClusterConfig['kube'] = { namespace: c.kube.namespace };
-    if (c.kube.kubeconfig) kube.kubeconfig = r.secret(c.kube.kubeconfig, `clusters.${name}.kube.kubeconfig`);
+    if (c.kube.kubeconfig) kube.kubeconfig = r.secret(c.kube.kubeconfig, `clusters.${name}.kube.kubeconfig`, kubeconfigSecretValues);
     if (c.kube.context) kube.context = c.kube.context;
     const cluster: ClusterConfig = {
       name,

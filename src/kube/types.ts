@@ -7,6 +7,7 @@ export interface KubeObjectMeta {
   annotations?: Record<string, string>;
   deletionTimestamp?: string;
   resourceVersion?: string;
+  ownerReferences?: { apiVersion?: string; kind: string; name: string; uid?: string }[];
 }
 
 export interface MaasClusterObject {
@@ -21,6 +22,7 @@ export interface MaasMachineObject {
   status?: {
     machineState?: string;
     machinePowered?: boolean;
+    hostname?: string;
     addresses?: { type: string; address: string }[];
   };
 }
@@ -31,9 +33,9 @@ export interface KubeClient {
   getMaasCluster(namespace: string, name: string): Promise<MaasClusterObject | null>;
   /** MaasMachines labelled cluster.x-k8s.io/cluster-name=<cluster>. */
   listMaasMachines(namespace: string, clusterName: string): Promise<MaasMachineObject[]>;
-  /** The ConfigMap maas-preferred-subnet's CIDRs; null when it does not exist. */
+  /** The ConfigMap maas-preferred-subnet's CIDRs, split and trimmed as the controller does; null when it does not exist. */
   getPreferredSubnets(namespace: string): Promise<string[] | null>;
-  /** The controller Deployment's first container image; null when absent. */
+  /** The controller Deployment's `manager` container image (else the first); null when absent. */
   getDeploymentImage(namespace: string, name: string): Promise<string | null>;
   setMaasClusterAnnotation(namespace: string, name: string, key: string, value: string): Promise<void>;
 }
