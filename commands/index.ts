@@ -1,3 +1,4 @@
+import { checkCommand } from './check-command.ts';
 import { helpCommand } from './help.ts';
 import { sitesCommand } from './sites.ts';
 import type { CommandDefinition } from './types.ts';
@@ -12,6 +13,9 @@ export function registerCommand(command: CommandDefinition): void {
 
 registerCommand(helpCommand(() => commandList));
 registerCommand(sitesCommand);
+registerCommand(checkCommand({ name: 'mac-diff', targetKind: 'site', summary: 'the MACs MAAS records against the live VMs (virsh domiflist on each VM host), for a whole site' }));
+registerCommand(checkCommand({ name: 'resolver-check', targetKind: 'site', summary: "does each rack's node-facing resolver answer its own zone (dig SOA on the rack)" }));
+registerCommand(checkCommand({ name: 'dns-check', targetKind: 'cluster', summary: "is the API server's MAAS DNS record what the running control plane needs (and is the controller's hash cache hiding a wipe)" }));
 
 export function findCommand(name: string): CommandDefinition | undefined {
   return commandList.find((c) => c.name === name);

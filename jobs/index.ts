@@ -1,4 +1,7 @@
 import type { JobDefinition } from './types.ts';
+import { resolverCheckJob } from './resolver-check.ts';
+import { macDiffJob } from './mac-diff.ts';
+import { dnsCheckJob } from './dns-check.ts';
 
 /** Every job processor by name (DESIGN.md principle 8). Later work adds one line each. */
 export const jobRegistry = new Map<string, JobDefinition>();
@@ -7,6 +10,10 @@ export function registerJob(job: JobDefinition): void {
   if (jobRegistry.has(job.name)) throw new Error(`job ${job.name} registered twice`);
   jobRegistry.set(job.name, job);
 }
+
+registerJob(resolverCheckJob);
+registerJob(macDiffJob);
+registerJob(dnsCheckJob);
 
 export function findJob(name: string): JobDefinition | undefined {
   return jobRegistry.get(name);

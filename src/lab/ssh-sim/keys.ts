@@ -12,12 +12,20 @@ export interface KeyPair {
   fingerprint: string;
 }
 
-/** A fresh ed25519 key pair (for a client, or a simulated host). */
+/**
+ * A fresh ed25519 key pair (for a client, or a simulated host). ssh2's generateKeyPairSync
+ * sometimes drops a leading zero byte of the public key (about 1 in 200): draw again.
+ */
 export function generateKeyPair(comment = 'maas-chatops-test'): KeyPair {
-  const pair = utils.generateKeyPairSync('ed25519', { comment });
-  const fingerprint = fingerprintOfPublicKeyLine(pair.public);
-  if (!fingerprint) throw new Error('ssh2 generated a public key that does not parse');
-  return { privateKey: pair.private, publicKey: pair.public, fingerprint };
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const pair = utils.generateKeyPairSync('ed25519', { comment });
+    const fingerprint = fingerprintOfPublicKeyLine(pair.public);
+    const parsed = utils.parseKey(pair.public);
+    if (fingerprint && !(parsed instanceof Error) && !Array.isArray(parsed)) {
+      return { privateKey: pair.private, publicKey: pair.public, fingerprint };
+    }
+  }
+  throw new Error('ssh2 kept generating public keys that do not parse');
 }
 
 /** An OpenSSH known_hosts line pinning publicKey for host:port. */

@@ -1,0 +1,82 @@
+import { evaluateMacs, type MacSnapshot } from '../src/checks/macs.ts';
+import { planVmHostProbes, type VmHostProbePlan } from '../src/checks/macs-targets.ts';
+import type { SiteConfig } from '../src/config.ts';
+import type { MachineFilter, MaasMachine, PowerParameters } from '../src/maas/types.ts';
+import { finishReport, type Report } from '../src/report.ts';
+import { vmHostTarget } from '../src/ssh/targets.ts';
+import type { SshTarget } from '../src/ssh/types.ts';
+import { probeVmHosts } from '../src/ssh/virsh-probe.ts';
+import { resolveTargets, runPerTarget } from '../src/targets.ts';
+import type { JobContext, JobDefinition } from './types.ts';
+
+export interface MacDiffOptions {
+  /** VM hosts probed at once (default DEFAULT_CONCURRENCY, 32). */
+  concurrency?: number;
+}
+
+/** `/maas mac-diff <site|all>`: the MACs MAAS records against the live libvirt domains. */
+export const macDiffJob: JobDefinition = {
+  name: 'mac-diff',
+  run: async (ctx, data) => {
+    const sites = resolveTargets(ctx.config, 'site', data.target);
+    return runPerTarget('mac-diff', sites, (site) => checkSiteMacs(ctx, site));
+  },
+};
+
+export async function checkSiteMacs(ctx: JobContext, siteName: string, options: MacDiffOptions = {}): Promise<Report> {
+  const startedAt = new Date();
+  const snapshot = await gatherMacSnapshot(ctx, siteName, options);
+  const { verdict, findings } = evaluateMacs(snapshot);
+  return finishReport({ kind: 'mac-diff', target: siteName, verdict, findings }, startedAt);
+}
+
+/**
+ * Two MAAS requests for the whole site (machines, and power parameters in bulk), issued
+ * together; then one SSH session and one remote command per VM host, hosts in parallel.
+ * fix-macs re-measures through this before it changes anything.
+ */
+export async function gatherMacSnapshot(ctx: JobContext, siteName: string, options: MacDiffOptions = {}): Promise<MacSnapshot> {
+  const site = ctx.config.sites[siteName];
+  if (!site) throw new Error(`no site ${siteName}`);
+  const maas = ctx.adapters.maas(site.maas);
+  const [machines, allPower] = await Promise.all([maas.listMachines(machineFilter(site)), maas.powerParameters()]);
+  const power = virshPowerOf(machines, allPower);
+  const plans = planVmHostProbes(machines, power);
+  const hosts = await probeVmHosts(plans, {
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    connect: (plan) => ctx.adapters.ssh.connect(sshTargetFor(site, plan)),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  ctx.log.info({ site: siteName, machines: machines.length, vmHosts: plans.length }, 'mac-diff: gathered');
+  return { site: siteName, machines, power, hosts };
+}
+
+function machineFilter(site: SiteConfig): MachineFilter {
+  const filter: MachineFilter = {};
+  if (site.machines.zone) filter.zone = site.machines.zone;
+  if (site.machines.pool) filter.pool = site.machines.pool;
+  if (site.machines.tags?.length) filter.tags = site.machines.tags;
+  return filter;
+}
+
+/** Only the site's machines and only the two fields the check reads: power_pass never travels further. */
+function virshPowerOf(machines: readonly MaasMachine[], all: Record<string, PowerParameters>): Record<string, PowerParameters> {
+  const out: Record<string, PowerParameters> = {};
+  for (const m of machines) {
+    const p = Object.hasOwn(all, m.system_id) ? all[m.system_id] : undefined;
+    if (!p) continue;
+    const kept: PowerParameters = {};
+    if (typeof p.power_address === 'string') kept.power_address = p.power_address;
+    if (typeof p.power_id === 'string') kept.power_id = p.power_id;
+    out[m.system_id] = kept;
+  }
+  return out;
+}
+
+/** The configured SSH endpoint for the host; the URI's port applies when the config sets none. */
+function sshTargetFor(site: SiteConfig, plan: VmHostProbePlan): SshTarget {
+  const { host, port, user } = plan.address;
+  const target = vmHostTarget(site, host, user);
+  const configuredPort = site.vmHosts[host]?.port ?? site.vmHostDefaults.port;
+  return port !== undefined && configuredPort === undefined ? { ...target, port } : target;
+}

@@ -1,0 +1,38 @@
+import { LAB_USERS } from './lab-world.ts';
+
+export type LabUser = keyof typeof LAB_USERS;
+
+/** One line of the demo: somebody types a /maas command and the bot answers (and may post a report). */
+export interface LabCommandStep {
+  kind: 'command';
+  user: LabUser;
+  text: string;
+  /** `answer`: the immediate reply is enough; `report`: wait for the worker's posted result too. */
+  expect: 'answer' | 'report';
+  note?: string;
+}
+
+/** A button click on the newest bot message that carries it. */
+export interface LabClickStep {
+  kind: 'click';
+  user: LabUser;
+  /** The button's text starts with this (e.g. `Approve`). */
+  button: string;
+  /** Wait for this many new bot messages (thread replies, outcomes) after the click. */
+  expectMessages: number;
+  note?: string;
+}
+
+export type LabStep = LabCommandStep | LabClickStep;
+
+/** The scripted conversation, in order. Later work appends its commands here. */
+export const labScript: LabStep[] = [
+  { kind: 'command', user: 'operator', text: 'help', expect: 'answer', note: 'What can the bot do?' },
+  { kind: 'command', user: 'operator', text: 'sites', expect: 'answer' },
+  { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report', note: 'Seed 000: the wiped API-server record' },
+  { kind: 'command', user: 'operator', text: 'dns-check staging', expect: 'report' },
+  { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Seed 001: the isolated rack' },
+  { kind: 'command', user: 'operator', text: 'resolver-check site-a', expect: 'report' },
+  { kind: 'command', user: 'operator', text: 'mac-diff site-b', expect: 'report', note: 'Seed 001: the regenerated MACs' },
+  { kind: 'command', user: 'operator', text: 'mac-diff site-a', expect: 'report' },
+];

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { dnsResource, randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator } from './maas-sim/index.ts';
+import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from './kube-sim/index.ts';
+import { startLabRack, type LabRack } from './rack-sim/index.ts';
+import { generateKeyPair } from './ssh-sim/index.ts';
+import { macLabScenario, startVmHost, type SimVmHost } from './vmhost-sim/index.ts';
+
+export const LAB_USERS = {
+  operator: 'U0OPS1',
+  approver: 'U0LEAD1',
+} as const;
+export const LAB_CHANNELS = { ops: 'C0OPS', alerts: 'C0ALERTS' } as const;
+export const SITE_B_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
+
+/** Every simulated peer of the demo, modelled on the two seed incidents, on loopback only. */
+export interface LabWorld {
+  configPath: string;
+  configText: string;
+  /** The environment the config's `env:` references need. */
+  env: Record<string, string>;
+  maas: MaasSimulator;
+  kube: Record<string, KubeSimulator>;
+  racks: Record<string, LabRack>;
+  vmHosts: SimVmHost[];
+  close(): Promise<void>;
+}
+
+export async function startLabWorld(): Promise<LabWorld> {
+  const closers: (() => Promise<void> | void)[] = [];
+  const close = async () => {
+    for (const c of closers.reverse()) await Promise.resolve(c()).catch(() => undefined);
+  };
+  try {
+    const client = generateKeyPair('maas-chatops-lab');
+    const apiKey = randomApiKey();
+    const macs = macLabScenario();
+    const dns = dnsLabScenario();
+    const maas = await startMaasSimulator({
+      scenario: scenario({
+        machines: macs.maasMachines,
+        dnsresources: dns.maasDnsResourceInputs.map((r) => dnsResource(r)),
+        subnets: [subnet({ id: SITE_B_SUBNET.id, cidr: SITE_B_SUBNET.cidr, name: 'site-b-metal', dns_servers: [], allow_dns: true, allow_proxy: true })],
+      }),
+      apiKeys: [apiKey],
+    });
+    closers.push(() => maas.close());
+
+    const kube: Record<string, KubeSimulator> = {};
+    const env: Record<string, string> = { LAB_MAAS_KEY: apiKey, LAB_SSH_KEY: client.privateKey };
+    const clusters: Record<string, unknown> = {};
+    for (const c of dns.clusters) {
+      const sim = await startKubeSimulator({ state: c.kube });
+      closers.push(() => sim.close());
+      kube[c.name] = sim;
+      const envName = `LAB_KUBECONFIG_${c.name.toUpperCase()}`;
+      env[envName] = kubeconfigFor(sim, { namespace: c.namespace });
+      clusters[c.name] = { maas: 'region-a', kube: { kubeconfig: `env:${envName}`, namespace: c.namespace } };
+    }
+
+    const racks: Record<string, LabRack> = {
+      'site-a': await startLabRack({ mode: 'healthy', authorizedKey: client.publicKey }),
+      'site-b': await startLabRack({ mode: 'servfail', authorizedKey: client.publicKey }),
+    };
+    for (const r of Object.values(racks)) closers.push(() => r.close());
+
+    const vmHosts: SimVmHost[] = [];
+    const sites: Record<string, unknown> = {};
+    for (const site of macs.sites) {
+      const hosts: Record<string, unknown> = { default: { user: 'ops', privateKey: 'env:LAB_SSH_KEY' } };
+      for (const { address, state } of site.vmHosts) {
+        const host = await startVmHost({ authorizedKey: client.publicKey, state, host: address });
+        closers.push(() => host.close());
+        vmHosts.push(host);
+        hosts[address] = { port: host.ssh.port, hostKey: host.ssh.hostKeyFingerprint };
+      }
+      const rack = racks[site.name];
+      const extra = site.name === 'site-b' ? { subnet: SITE_B_SUBNET.cidr } : {};
+      sites[site.name] = {
+        maas: 'region-a',
+        machines: { zone: site.zone },
+        ...(rack ? { rack: rack.rackConfig('env:LAB_SSH_KEY', extra) } : {}),
+        vmHosts: hosts,
+      };
+    }
+
+    const configText = stringify({
+      slack: {
+        alertChannel: LAB_CHANNELS.alerts,
+        commandChannels: [LAB_CHANNELS.ops],
+        operators: [LAB_USERS.operator, LAB_USERS.approver],
+        approvers: [LAB_USERS.approver],
+        selfApproval: false,
+        approvalTtl: '15m',
+      },
+      maas: { 'region-a': { url: maas.url, apiKey: 'env:LAB_MAAS_KEY' } },
+      sites,
+      clusters,
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'maas-chatops-lab-'));
+    closers.push(() => rmSync(dir, { recursive: true, force: true }));
+    const configPath = join(dir, 'maas-chatops.yaml');
+    writeFileSync(configPath, configText, { mode: 0o600 });
+    return { configPath, configText, env, maas, kube, racks, vmHosts, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

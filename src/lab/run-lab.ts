@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../config.ts';
+import { describeError } from '../errors.ts';
+import { createLogger } from '../log.ts';
+import { startRuntime, type Runtime } from '../main.ts';
+import { labScript, type LabClickStep, type LabCommandStep, type LabStep } from './lab-script.ts';
+import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from './lab-world.ts';
+import { findOrStartRedis, type RedisHandle } from './private-redis.ts';
+import { startSlackEmulator, type SlackEmulator } from './slack-emulator/index.ts';
+import { renderTranscript, type TranscriptNames } from './transcript.ts';
+
+const NAMES: TranscriptNames = {
+  users: { [LAB_USERS.operator]: 'alice (on call)', [LAB_USERS.approver]: 'bob (approver)' },
+  bot: 'maas-bot',
+};
+const STEP_TIMEOUT_MS = 30_000;
+
+interface LabIo {
+  env: NodeJS.ProcessEnv;
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+interface LabSession {
+  emulator: SlackEmulator;
+  appUrl: string;
+}
+
+function lastSeq(emulator: SlackEmulator): number {
+  const seqs = [...emulator.messages.map((m) => m.seq), ...emulator.invocations.map((i) => i.seq)];
+  return seqs.length ? Math.max(...seqs) : 0;
+}
+
+async function runCommandStep(s: LabSession, step: LabCommandStep): Promise<void> {
+  const sent = await s.emulator.sendSlashCommand({ appUrl: s.appUrl, text: step.text, user: LAB_USERS[step.user], channel: LAB_CHANNELS.ops });
+  const startSeq = s.emulator.invocations.at(-1)?.seq ?? 0;
+  await s.emulator.waitFor((e) => e.answersTo(sent.responseUrl).length > 0, { timeoutMs: STEP_TIMEOUT_MS, description: `an answer to /maas ${step.text}` });
+  if (step.expect === 'report') {
+    await s.emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).some((m) => m.seq > startSeq && m.via === 'chat.postMessage'), {
+      timeoutMs: STEP_TIMEOUT_MS,
+      description: `the result of /maas ${step.text}`,
+    });
+  }
+}
+
+function findButton(s: LabSession, label: string): { messageTs: string; actionId: string; value?: string } | undefined {
+  const messages = [...s.emulator.channelMessages(LAB_CHANNELS.ops)].reverse();
+  for (const m of messages) {
+    for (const block of (m.blocks ?? []) as { type: string; elements?: { type: string; action_id?: string; value?: string; text?: { text?: string } }[] }[]) {
+      if (block.type !== 'actions') continue;
+      const button = block.elements?.find((e) => e.type === 'button' && e.text?.text?.startsWith(label));
+      if (button?.action_id) return { messageTs: m.ts, actionId: button.action_id, ...(button.value ? { value: button.value } : {}) };
+    }
+  }
+  return undefined;
+}
+
+async function runClickStep(s: LabSession, step: LabClickStep): Promise<void> {
+  const button = findButton(s, step.button);
+  if (!button) throw new Error(`no "${step.button}" button in the channel`);
+  const before = s.emulator.messages.length;
+  await s.emulator.clickButton({ appUrl: s.appUrl, ...button, user: LAB_USERS[step.user], channel: LAB_CHANNELS.ops });
+  await s.emulator.waitFor((e) => e.messages.length >= before + step.expectMessages, { timeoutMs: STEP_TIMEOUT_MS, description: `${step.expectMessages} answer(s) to the click` });
+}
+
+async function runStep(s: LabSession, step: LabStep, io: LabIo): Promise<void> {
+  const from = lastSeq(s.emulator) + 1;
+  if (step.note) io.out(`\n──── ${step.note} ────`);
+  try {
+    if (step.kind === 'command') await runCommandStep(s, step);
+    else await runClickStep(s, step);
+  } catch (err) {
+    io.err(`lab: ${describeError(err)}`);
+  }
+  // Give in-flight posts (thread replies after a result) a moment to land before printing.
+  await new Promise((r) => setTimeout(r, 150));
+  io.out(renderTranscript(s.emulator, NAMES, from));
+}
+
+/** `maas-chatops lab`: simulators, the bot over HTTP, a worker, and a scripted conversation printed as a channel. */
+export async function runLab(io: LabIo): Promise<number> {
+  const redis: RedisHandle | null = await findOrStartRedis(io.env);
+  if (!redis) {
+    io.err('The lab needs Redis: install it (apt-get install redis-server) or set REDIS_URL to a running one.');
+    return 2;
+  }
+  let world: LabWorld | undefined;
+  let emulator: SlackEmulator | undefined;
+  let runtime: Runtime | undefined;
+  const prefix = `maas-chatops-lab-${randomUUID().slice(0, 8)}`;
+  try {
+    emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
+    world = await startLabWorld();
+    const loaded = loadConfig({ path: world.configPath, env: world.env });
+    const env = {
+      ...world.env,
+      SLACK_BOT_TOKEN: emulator.botToken,
+      SLACK_SIGNING_SECRET: emulator.signingSecret,
+      SLACK_API_URL: emulator.apiUrl,
+      SLACK_MODE: 'http',
+      PORT: '0',
+      REDIS_URL: redis.url,
+      LOG_LEVEL: io.env.LOG_LEVEL ?? 'error',
+    };
+    const log = createLogger({ level: env.LOG_LEVEL });
+    runtime = await startRuntime({ role: 'serve', loaded, env, prefix, host: '127.0.0.1', log });
+    io.out(`maas-chatops lab: MAAS simulator ${world.maas.url}, Redis ${redis.url}, bot on 127.0.0.1:${runtime.port}`);
+    io.out('Channel #ops (alice is on call, bob approves repairs):');
+    const session = { emulator, appUrl: `http://127.0.0.1:${runtime.port}` };
+    for (const step of labScript) await runStep(session, step, io);
+    return 0;
+  } catch (err) {
+    io.err(`lab failed: ${describeError(err)}`);
+    return 2;
+  } finally {
+    await runtime?.close();
+    await world?.close();
+    await emulator?.close();
+    await cleanupPrefix(redis.url, prefix);
+    await redis.stop();
+  }
+}
+
+async function cleanupPrefix(url: string, prefix: string): Promise<void> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    let cursor = '0';
+    for (let i = 0; i < 1000; i++) {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length) await client.del(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  } catch {
+    // The lab's keys are bounded; a leftover is harmless.
+  } finally {
+    client.disconnect();
+  }
+}
