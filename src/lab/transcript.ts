@@ -10,8 +10,12 @@ interface BlockLike {
   elements?: { type?: string; text?: TextObject | string }[];
 }
 
-function unescape(s: string): string {
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+function unescape(s: string, users: Record<string, string> = {}): string {
+  return s
+    .replace(/<@([A-Z0-9]+)>/g, (m, id: string) => (users[id] ? `@${users[id]}` : m))
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 function elementText(e: NonNullable<BlockLike['elements']>[number]): string {
@@ -20,7 +24,7 @@ function elementText(e: NonNullable<BlockLike['elements']>[number]): string {
 }
 
 /** A Block Kit message as a person would read it in a terminal. */
-export function blocksText(blocks: unknown[]): string[] {
+export function blocksText(blocks: unknown[], users: Record<string, string> = {}): string[] {
   const lines: string[] = [];
   for (const raw of blocks as BlockLike[]) {
     if (raw.type === 'divider') continue;
@@ -28,9 +32,9 @@ export function blocksText(blocks: unknown[]): string[] {
       lines.push((raw.elements ?? []).map(elementText).join('  '));
       continue;
     }
-    if (raw.text?.text) lines.push(...unescape(raw.text.text).split('\n'));
-    for (const f of raw.fields ?? []) if (f.text) lines.push(...unescape(f.text).split('\n'));
-    if (raw.type === 'context') lines.push((raw.elements ?? []).map(elementText).map(unescape).join('  '));
+    if (raw.text?.text) lines.push(...unescape(raw.text.text, users).split('\n'));
+    for (const f of raw.fields ?? []) if (f.text) lines.push(...unescape(f.text, users).split('\n'));
+    if (raw.type === 'context') lines.push((raw.elements ?? []).map((e) => unescape(elementText(e), users)).join('  '));
   }
   return lines;
 }
@@ -42,7 +46,7 @@ export interface TranscriptNames {
 
 function messageLines(m: EmulatedMessage, names: TranscriptNames): string[] {
   const who = m.ephemeral ? `${names.bot} (only visible to ${names.users[m.user ?? ''] ?? m.user})` : names.bot;
-  const body = m.blocks?.length ? blocksText(m.blocks) : unescape(m.text).split('\n');
+  const body = m.blocks?.length ? blocksText(m.blocks, names.users) : unescape(m.text, names.users).split('\n');
   const edited = m.updates.length ? ' (edited)' : '';
   const prefix = m.threadTs ? '    ↳ ' : '';
   const pad = m.threadTs ? '      ' : '  ';

@@ -222,10 +222,48 @@ function allocateFindings(perReport: Finding[][], budget: Budget): Block[][] {
 function findingBlock(f: Finding): Block {
   const first = `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 80)} *${f.severity}* — ${clipText(escapeMrkdwn(f.subject), CAP.subject)}`;
   const lines = [first, clipText(escapeMrkdwn(f.summary), CAP.summary)];
-  const evidence = evidenceLine(f.evidence);
+  const { inline, preformatted } = splitEvidence(f.evidence);
+  const evidence = evidenceLine(inline);
   if (evidence) lines.push(evidence);
   if (f.fix) lines.push(clipInside('*Fix:* ', escapeMrkdwn(f.fix), '', CAP.fix));
+  lines.push(...preformattedBlocks(preformatted, SLACK_LIMITS.sectionText - lines.join('\n').length - 1));
   return section(lines.join('\n'));
+}
+
+/** Multi-line text evidence (a table, a config snippet) is shown as it was laid out, not squashed into one line. */
+function splitEvidence(evidence: Record<string, unknown>): { inline: Record<string, unknown>; preformatted: [string, string][] } {
+  const inline: Record<string, unknown> = {};
+  const preformatted: [string, string][] = [];
+  for (const [key, value] of Object.entries(evidence)) {
+    if (typeof value === 'string' && value.includes('\n')) preformatted.push([key, value]);
+    else inline[key] = value;
+  }
+  return { inline, preformatted };
+}
+
+/** Code blocks cut at whole lines within `room` characters, with a count of the lines left out. */
+function preformattedBlocks(entries: [string, string][], room: number): string[] {
+  const out: string[] = [];
+  let left = room;
+  for (const [index, [key, text]] of entries.entries()) {
+    const share = Math.floor(left / (entries.length - index));
+    const head = `_${escapeMrkdwn(key)}:_\n\`\`\`\n`;
+    const tailRoom = 40;
+    const lines = escapeMrkdwn(text.replace(/```/g, "'''")).split('\n');
+    const kept: string[] = [];
+    let used = head.length + 4 + tailRoom;
+    for (const line of lines) {
+      if (used + line.length + 1 > share) break;
+      kept.push(line);
+      used += line.length + 1;
+    }
+    if (!kept.length) continue;
+    const omitted = lines.length - kept.length;
+    const block = `${head}${kept.join('\n')}${omitted ? `\n… ${omitted} more line${omitted === 1 ? '' : 's'}` : ''}\n\`\`\``;
+    out.push(block);
+    left -= block.length + 1;
+  }
+  return out;
 }
 
 /** `key` value pairs, long values summarised, keys that do not fit counted. */

@@ -207,3 +207,29 @@ describe('renderReport', () => {
     expect(all).toMatch(/…and \d+ more targets/);
   });
 });
+
+describe('multi-line evidence', () => {
+  const table = ['HOSTNAME      STATE  RECORDED → LIVE', ...Array.from({ length: 400 }, (_v, i) => `site-b-node${i}  Ready  eth0 52:54:00:b0:00:01 → 52:54:00:81:40:17`)].join('\n');
+  const summary: Report = {
+    kind: 'mac-diff',
+    target: 'site-b',
+    status: 'ok',
+    verdict: 'table test',
+    findings: [{ code: 'MAC_SUMMARY', severity: 'info', subject: 'site-b', summary: 'rows', evidence: { tableText: table, snippet: 'interface_macs = {\n  "a" = ["52:54:00:00:00:01"]\n}', okMachines: 3 } }],
+    ...at,
+  };
+
+  it('keeps the layout of a table in a code block and counts the lines left out', () => {
+    const message = renderReport(summary);
+    expectWithinLimits(message);
+    const text = texts(message.blocks).join('\n');
+    expect(text).toContain('```\nHOSTNAME      STATE  RECORDED → LIVE\nsite-b-node0  Ready');
+    expect(text).toMatch(/… \d+ more lines\n```/);
+    expect(text).toContain('okMachines `3`');
+  });
+
+  it('shows every snippet when there is room, as it was written', () => {
+    const message = renderReport({ ...summary, findings: [{ ...summary.findings[0]!, evidence: { snippet: 'interface_macs = {\n  "a" = ["52:54:00:00:00:01"]\n}' } }] });
+    expect(texts(message.blocks).join('\n')).toContain('```\ninterface_macs = {\n  "a" = ["52:54:00:00:00:01"]\n}\n```');
+  });
+});
