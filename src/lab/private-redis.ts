@@ -33,8 +33,8 @@ export async function redisAnswers(url: string, timeoutMs = 800): Promise<boolea
   }
 }
 
-export function hasRedisServer(): boolean {
-  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+export function hasRedisServer(env: NodeJS.ProcessEnv = process.env): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore', env }).status === 0;
 }
 
 /** Starts a throwaway redis-server on a free loopback port (no persistence). */
@@ -64,6 +64,6 @@ export async function startPrivateRedis(): Promise<RedisHandle> {
 export async function findOrStartRedis(env: NodeJS.ProcessEnv): Promise<RedisHandle | null> {
   const url = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   if (await redisAnswers(url)) return { url, stop: async () => undefined };
-  if (hasRedisServer()) return startPrivateRedis();
+  if (hasRedisServer(env)) return startPrivateRedis();
   return null;
 }

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config.ts';
+import { silentLogger } from '../../src/log.ts';
+import { startRuntime, type Runtime } from '../../src/main.ts';
+import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+
+/** The whole path: signed slash command → Bolt → BullMQ on Redis → worker → simulators → Slack. */
+describe('serve: a slash command comes back as a report in the channel', () => {
+  let world: LabWorld;
+  let emulator: SlackEmulator;
+  let runtime: Runtime;
+  let appUrl: string;
+  const prefix = freshPrefix('serve');
+
+  beforeAll(async () => {
+    emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
+    world = await startLabWorld();
+    const loaded = loadConfig({ path: world.configPath, env: world.env });
+    runtime = await startRuntime({
+      role: 'serve',
+      loaded,
+      env: { ...world.env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, PORT: '0', REDIS_URL: TEST_REDIS_URL },
+      prefix,
+      host: '127.0.0.1',
+      log: silentLogger(),
+    });
+    appUrl = `http://127.0.0.1:${runtime.port}`;
+  });
+
+  afterAll(async () => {
+    await runtime?.close();
+    await world?.close();
+    await emulator?.close();
+    const redis = new Redis(TEST_REDIS_URL);
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+
+  async function command(text: string) {
+    const seq = Math.max(0, ...emulator.invocations.map((i) => i.seq), ...emulator.messages.map((m) => m.seq));
+    const sent = await emulator.sendSlashCommand({ appUrl, text, user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
+    expect(sent.status).toBe(200);
+    return emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.seq > seq && m.via === 'chat.postMessage'), {
+      timeoutMs: 20_000,
+      description: `the result of /maas ${text}`,
+    });
+  }
+
+  it('dns-check on the wiped cluster posts the verdict first and every finding code', async () => {
+    const message = await command('dns-check prod');
+    expect(message.text).toMatch(/^CRITICAL: API record WIPED, empty-set hash cached/);
+    const blocks = JSON.stringify(message.blocks);
+    for (const code of ['DNS_RECORD_EMPTY', 'DNS_EMPTY_HASH_CACHED', 'DNS_CONTROLLER_VULNERABLE']) expect(blocks).toContain(code);
+    expect(blocks).toContain('10.11.135.36');
+    expect(blocks).toContain('/maas fix-dns prod');
+  });
+
+  it('mac-diff reads a site with two MAAS requests and one SSH command per VM host', async () => {
+    world.maas.resetCalls();
+    const before = world.vmHosts.map((h) => h.ssh.commands.length);
+    const message = await command('mac-diff site-b');
+    expect(message.text).toMatch(/^CRITICAL: 9 of 12 machines at site-b have drifted MACs/);
+    expect(world.maas.calls.map((c) => `${c.method} ${c.path}${c.op ? `?op=${c.op}` : ''}`)).toEqual(['GET /MAAS/api/2.0/machines/', 'GET /MAAS/api/2.0/machines/?op=power_parameters']);
+    const siteB = world.vmHosts.filter((h) => h.ssh.host.startsWith('127.0.20.'));
+    expect(siteB.map((h) => h.ssh.commands.length - (before[world.vmHosts.indexOf(h)] ?? 0))).toEqual([1, 1]);
+  });
+
+  it('resolver-check on the isolated rack reports SERVFAIL with dig\'s own status line', async () => {
+    const message = await command('resolver-check site-b');
+    expect(message.text).toMatch(/^CRITICAL: The resolver of site-b .* answers SERVFAIL/);
+    expect(JSON.stringify(message.blocks)).toMatch(/RESOLVER_SERVFAIL.*opcode: QUERY, status: SERVFAIL/);
+  });
+
+  it('an unknown target is answered with the known ones and queues nothing', async () => {
+    const before = emulator.messages.length;
+    const sent = await emulator.sendSlashCommand({ appUrl, text: 'dns-check nosuch', user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
+    const answer = await emulator.waitFor((e) => e.answersTo(sent.responseUrl)[0], { timeoutMs: 5_000 });
+    expect(answer.ephemeral).toBe(true);
+    expect(answer.text).toContain('no cluster "nosuch". known clusters: prod, staging');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(emulator.messages.slice(before).filter((m) => m.via === 'chat.postMessage')).toEqual([]);
+  });
+});
