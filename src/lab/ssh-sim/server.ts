@@ -65,6 +65,8 @@ export async function startSshServer(options: SshServerOptions): Promise<SshSimS
   const env = commandEnv(options);
   const server = new Server({ hostKeys: [hostKeyText] }, (connection) => {
     state.sessions++;
+    // ssh2's server Connection has setNoDelay at run time; @types/ssh2 leaves it out.
+    (connection as unknown as { setNoDelay(on: boolean): void }).setNoDelay(true);
     connections.add(connection);
     connection.on('close', () => connections.delete(connection));
     connection.on('error', () => {
