@@ -7,6 +7,7 @@ import { startRuntime, type Runtime } from '../main.ts';
 import { labScript, type LabClickStep, type LabCommandStep, type LabStep } from './lab-script.ts';
 import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from './lab-world.ts';
 import { findOrStartRedis, type RedisHandle } from './private-redis.ts';
+import { deletePrefix } from './redis-keys.ts';
 import { startSlackEmulator, type SlackEmulator } from './slack-emulator/index.ts';
 import { renderTranscript, type TranscriptNames } from './transcript.ts';
 
@@ -127,13 +128,7 @@ async function cleanupPrefix(url: string, prefix: string): Promise<void> {
   client.on('error', () => undefined);
   try {
     await client.connect();
-    let cursor = '0';
-    for (let i = 0; i < 1000; i++) {
-      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      if (keys.length) await client.del(...keys);
-      cursor = next;
-      if (cursor === '0') break;
-    }
+    await deletePrefix(client, prefix);
   } catch {
     // The lab's keys are bounded; a leftover is harmless.
   } finally {
