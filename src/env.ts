@@ -9,6 +9,8 @@ export interface RuntimeEnv {
   port: number;
   redisUrl: string;
   logLevel: string;
+  /** MAAS_CHATOPS_QUEUE_PREFIX: the Redis key prefix of the queues; processes that work together share it. */
+  queuePrefix?: string;
 }
 
 /** CONTRACT.md section 2, as a pure function of an env. */
@@ -31,6 +33,14 @@ export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
   if (env.SLACK_SIGNING_SECRET) out.signingSecret = env.SLACK_SIGNING_SECRET;
   if (env.SLACK_APP_TOKEN) out.appToken = env.SLACK_APP_TOKEN;
   if (env.SLACK_API_URL) out.slackApiUrl = env.SLACK_API_URL;
+  if (env.MAAS_CHATOPS_QUEUE_PREFIX !== undefined) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(env.MAAS_CHATOPS_QUEUE_PREFIX)) {
+      throw new ChatopsError('CONFIG_INVALID', `MAAS_CHATOPS_QUEUE_PREFIX is "${env.MAAS_CHATOPS_QUEUE_PREFIX.slice(0, 80)}"`, {
+        hint: 'Use 1 to 64 letters, digits, dots, dashes or underscores (no colon), the same for the bot and every worker',
+      });
+    }
+    out.queuePrefix = env.MAAS_CHATOPS_QUEUE_PREFIX;
+  }
   return out;
 }
 
@@ -45,7 +55,15 @@ export function requireSlackEnv(env: RuntimeEnv): { botToken: string } {
   return { botToken: env.botToken };
 }
 
-/** Slack credentials are secrets too: the redaction pass must know them. */
-export function envSecrets(env: RuntimeEnv): string[] {
-  return [env.botToken, env.signingSecret, env.appToken].filter((s): s is string => Boolean(s));
+/** Credentials from the environment are secrets too: the redaction pass must know them. */
+export function envSecrets(env: RuntimeEnv, raw: NodeJS.ProcessEnv = {}): string[] {
+  return [env.botToken, env.signingSecret, env.appToken, raw.DASHBOARD_PASSWORD, redisPassword(env.redisUrl)].filter((s): s is string => Boolean(s));
+}
+
+function redisPassword(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,19 +1,21 @@
 import type { Redis } from 'ioredis';
+import { commandList } from '../commands/index.ts';
 import { jobRegistry } from '../jobs/index.ts';
-import '../commands/index.ts';
 import type { Adapters } from './adapters.ts';
 import type { LoadedConfig } from './config.ts';
 import { envSecrets, readRuntimeEnv, requireSlackEnv, type RuntimeEnv } from './env.ts';
 import { describeError } from './errors.ts';
+import { healthRoutes, startHealthServer, type Route } from './health.ts';
 import { createLogger, type Logger } from './log.ts';
+import { bullmqDepthSupplier, createMetrics, type Metrics } from './metrics.ts';
+import { dashboardRoutesFromEnv } from './queue-dashboard.ts';
 import { JobQueues } from './queue/job-queues.ts';
-import { startJobWorkers, type RunningWorkers } from './queue/job-workers.ts';
-import { createRedis, pingRedis } from './queue/redis-connection.ts';
+import { startJobWorkers } from './queue/job-workers.ts';
 import { DEFAULT_PREFIX } from './queue/queue-names.ts';
+import { createRedis, pingRedis } from './queue/redis-connection.ts';
 import { createRedactor, type Redactor } from './redact.ts';
-import { createSlackApp, type CustomRoute, type SlackApp } from './slack/app.ts';
+import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { createSlackNotifier } from './slack/notifier.ts';
-import { startRoutesServer, closeServer } from './slack/routes-server.ts';
 
 export type Role = 'serve' | 'bot' | 'worker';
 
@@ -33,109 +35,132 @@ export interface RuntimeOptions {
 export interface Runtime {
   port: number | undefined;
   redact: Redactor;
-  queues?: JobQueues;
+  metrics: Metrics;
+  queues: JobQueues;
   close(): Promise<void>;
 }
 
-function healthRoutes(redis: Redis, slackReady: () => boolean): CustomRoute[] {
+interface Wiring {
+  options: RuntimeOptions;
+  env: RuntimeEnv;
+  redact: Redactor;
+  log: Logger;
+  prefix: string;
+  redis: Redis;
+  queues: JobQueues;
+  metrics: Metrics;
+  closers: (() => Promise<void>)[];
+}
+
+async function buildAdapters(w: Wiring): Promise<Adapters> {
+  if (w.options.adapters) return w.options.adapters;
+  const { createRealAdapters } = await import('./real-adapters.ts');
+  return createRealAdapters(w.options.loaded.config, { onMaasRequest: (info) => w.metrics.observeMaasRequest(info) });
+}
+
+function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] {
+  const queueList = () => [...jobRegistry.keys()].map((name) => w.queues.queue(name));
   return [
-    { path: '/healthz', method: ['GET'], handler: (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n') },
-    {
-      path: '/readyz',
-      method: ['GET'],
-      handler: (_req, res) => {
-        void pingRedis(redis).then((redisOk) => {
-          const checks = { redis: redisOk, config: true, slack: slackReady() };
-          const ok = Object.values(checks).every(Boolean);
-          res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(`${JSON.stringify(checks)}\n`);
-        });
-      },
-    },
+    ...healthRoutes({
+      checks: { redis: () => pingRedis(w.redis), config: () => true, ...(slackReady ? { slack: slackReady } : {}) },
+      registry: w.metrics.registry,
+    }),
+    ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact }),
   ];
 }
 
-async function buildAdapters(options: RuntimeOptions): Promise<Adapters> {
-  if (options.adapters) return options.adapters;
-  const { createRealAdapters } = await import('./real-adapters.ts');
-  return createRealAdapters(options.loaded.config);
+async function startWorkers(w: Wiring): Promise<void> {
+  const adapters = await buildAdapters(w);
+  const token = w.env.botToken;
+  const notifier = token ? createSlackNotifier({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log }) : undefined;
+  if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
+  const workers = startJobWorkers({
+    connection: w.redis,
+    jobs: jobRegistry,
+    context: { config: w.options.loaded.config, adapters, log: w.log },
+    ...(notifier ? { notifier } : {}),
+    redact: w.redact,
+    prefix: w.prefix,
+  });
+  w.closers.push(() => workers.close());
 }
 
-export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const env: RuntimeEnv = readRuntimeEnv(options.env);
-  const { botToken } = options.role === 'worker' ? { botToken: env.botToken ?? '' } : requireSlackEnv(env);
-  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env)]);
-  const log = options.log ?? createLogger({ redact, level: env.logLevel });
-  for (const w of options.loaded.warnings) log.warn(w);
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const redis = createRedis(env.redisUrl, 'worker');
-  let lastRedisError = 0;
-  redis.on('error', (err) => {
-    if (Date.now() - lastRedisError > 10_000) log.error({ err: describeError(err) }, 'Redis is unreachable; retrying (check REDIS_URL)');
-    lastRedisError = Date.now();
-  });
-  const closers: (() => Promise<void>)[] = [];
+async function startBot(w: Wiring): Promise<number | undefined> {
+  const { botToken } = requireSlackEnv(w.env);
   let slack: SlackApp | undefined;
-  let queues: JobQueues | undefined;
-  let workers: RunningWorkers | undefined;
+  slack = await createSlackApp({
+    config: w.options.loaded.config,
+    botToken,
+    ...(w.env.signingSecret ? { signingSecret: w.env.signingSecret } : {}),
+    ...(w.env.appToken ? { appToken: w.env.appToken } : {}),
+    mode: w.env.mode,
+    port: w.env.port,
+    ...(w.options.host ? { host: w.options.host } : {}),
+    ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}),
+    enqueue: (name, data) => w.queues.enqueue(name, data),
+    submit: (name, data) => w.queues.submit(name, data),
+    log: w.log,
+    redact: w.redact,
+    customRoutes: routesFor(w, () => slack !== undefined),
+  });
+  await slack.start();
+  const started = slack;
+  w.closers.unshift(() => started.stop());
+  return started.port;
+}
 
-  if (options.role !== 'bot') {
-    const adapters = await buildAdapters(options);
-    const notifier = botToken ? createSlackNotifier({ token: botToken, ...(env.slackApiUrl ? { slackApiUrl: env.slackApiUrl } : {}), redact, log }) : undefined;
-    workers = startJobWorkers({ connection: redis, jobs: jobRegistry, context: { config: options.loaded.config, adapters, log }, ...(notifier ? { notifier } : {}), redact, prefix });
-    closers.push(() => workers!.close());
-  }
-  const routes = healthRoutes(redis, () => options.role === 'worker' || slack !== undefined);
-  let port: number | undefined;
-  if (options.role !== 'worker') {
-    const producer = createRedis(env.redisUrl, 'producer');
-    producer.on('error', () => undefined);
-    queues = new JobQueues(producer, redact, prefix);
-    const q = queues;
-    slack = await createSlackApp({
-      config: options.loaded.config,
-      botToken,
-      ...(env.signingSecret ? { signingSecret: env.signingSecret } : {}),
-      ...(env.appToken ? { appToken: env.appToken } : {}),
-      mode: env.mode,
-      port: env.port,
-      ...(options.host ? { host: options.host } : {}),
-      ...(env.slackApiUrl ? { slackApiUrl: env.slackApiUrl } : {}),
-      enqueue: (name, data) => q.enqueue(name, data),
-      log,
-      redact,
-      customRoutes: routes,
-    });
-    await slack.start();
-    port = slack.port;
-    closers.unshift(async () => {
-      await slack!.stop();
-      await q.close();
-      producer.disconnect();
-    });
-  } else {
-    const server = await startRoutesServer(routes, { port: env.port, ...(options.host ? { host: options.host } : {}) });
-    port = server.port;
-    closers.unshift(() => closeServer(server.server));
-  }
-  log.info({ role: options.role, port, mode: env.mode, jobs: [...jobRegistry.keys()] }, 'maas-chatops started');
-  return {
-    port,
-    redact,
-    ...(queues ? { queues } : {}),
-    close: async () => {
-      for (const close of closers) await close().catch((err: unknown) => log.warn({ err: describeError(err) }, 'close failed'));
-      redis.disconnect();
-    },
+async function startProbes(w: Wiring): Promise<number> {
+  const server = await startHealthServer({ port: w.env.port, ...(w.options.host ? { host: w.options.host } : {}), routes: routesFor(w, undefined) });
+  w.closers.unshift(() => server.close());
+  return server.port;
+}
+
+function watchRedis(redis: Redis, log: Logger): void {
+  let lastReport = 0;
+  redis.on('error', (err) => {
+    if (Date.now() - lastReport > 10_000) log.error({ err: describeError(err) }, 'Redis is unreachable; retrying (check REDIS_URL)');
+    lastReport = Date.now();
+  });
+}
+
+/** Wiring only: config → adapters → the role asked for. */
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const env = readRuntimeEnv(options.env);
+  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env)]);
+  const log = options.log ?? createLogger({ redact, level: env.logLevel });
+  for (const warning of options.loaded.warnings) log.warn(warning);
+  const redis = createRedis(env.redisUrl, 'worker');
+  watchRedis(redis, log);
+  const producer = createRedis(env.redisUrl, 'producer');
+  producer.on('error', () => undefined);
+  const prefix = options.prefix ?? env.queuePrefix ?? DEFAULT_PREFIX;
+  const queues = new JobQueues(producer, redact, prefix);
+  const metrics = createMetrics({ commandNames: commandList.map((c) => c.name), jobKinds: [...jobRegistry.keys()] });
+  metrics.setQueueDepthSupplier(bullmqDepthSupplier([...jobRegistry.keys()].map((name) => queues.queue(name))));
+  const w: Wiring = { options, env, redact, log, prefix, redis, queues, metrics, closers: [] };
+  const close = async () => {
+    for (const c of w.closers) await c().catch((err: unknown) => log.warn({ err: describeError(err) }, 'close failed'));
+    await queues.close().catch(() => undefined);
+    producer.disconnect();
+    redis.disconnect();
   };
+  try {
+    if (options.role !== 'bot') await startWorkers(w);
+    const port = options.role === 'worker' ? await startProbes(w) : await startBot(w);
+    log.info({ role: options.role, port, mode: env.mode, jobs: [...jobRegistry.keys()] }, 'maas-chatops started');
+    return { port, redact, metrics, queues, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }
 
 /** Runs a role until SIGTERM/SIGINT: stop taking work, finish or hand back active jobs, exit. */
 export async function runRole(role: Role, options: { loaded: LoadedConfig; env: NodeJS.ProcessEnv }): Promise<number> {
   const runtime = await startRuntime({ role, ...options });
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
   });
   await runtime.close();
   return 0;

@@ -2,13 +2,17 @@ import type { Adapters } from './adapters.ts';
 import type { ClusterConfig, Config } from './config.ts';
 import { ChatopsError } from './errors.ts';
 import { createKubeClient } from './kube/client.ts';
-import { createMaasClient } from './maas/client.ts';
+import { createMaasClient, type MaasRequestInfo } from './maas/client.ts';
 import type { KubeClient } from './kube/types.ts';
 import type { MaasClient } from './maas/types.ts';
 import { createSshConnector } from './ssh/connector.ts';
 
 /** The production adapters: one MAAS client per region and one kube client per cluster, reused. */
-export function createRealAdapters(config: Config): Adapters {
+export interface RealAdapterOptions {
+  onMaasRequest?: (info: MaasRequestInfo) => void;
+}
+
+export function createRealAdapters(config: Config, options: RealAdapterOptions = {}): Adapters {
   const maasClients = new Map<string, MaasClient>();
   const kubeClients = new Map<string, KubeClient>();
   return {
@@ -17,7 +21,7 @@ export function createRealAdapters(config: Config): Adapters {
       if (!client) {
         const regionConfig = config.maas[region];
         if (!regionConfig) throw new ChatopsError('CONFIG_INVALID', `no MAAS region "${region}"`);
-        client = createMaasClient(regionConfig);
+        client = createMaasClient(regionConfig, options.onMaasRequest ? { onRequest: options.onMaasRequest } : {});
         maasClients.set(region, client);
       }
       return client;

@@ -37,9 +37,9 @@ export function hasRedisServer(env: NodeJS.ProcessEnv = process.env): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore', env }).status === 0;
 }
 
-/** Starts a throwaway redis-server on a free loopback port (no persistence). */
-export async function startPrivateRedis(): Promise<RedisHandle> {
-  const port = await freePort();
+/** Starts a throwaway redis-server on a free (or the given) loopback port, without persistence. */
+export async function startPrivateRedis(requestedPort?: number): Promise<RedisHandle> {
+  const port = requestedPort ?? (await freePort());
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
     stdio: 'ignore',
   });

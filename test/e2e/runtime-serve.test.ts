@@ -83,4 +83,14 @@ describe('serve: a slash command comes back as a report in the channel', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(emulator.messages.slice(before).filter((m) => m.via === 'chat.postMessage')).toEqual([]);
   });
+
+  it('serves /healthz, /readyz and /metrics on the same port, counting MAAS requests', async () => {
+    expect((await fetch(`${appUrl}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${appUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ checks: { redis: true, config: true, slack: true } });
+    const metrics = await (await fetch(`${appUrl}/metrics`)).text();
+    expect(metrics).toMatch(/maas_chatops_peer_requests_total\{[^}]*peer="maas"[^}]*\} [1-9]/);
+  });
 });
+

@@ -1,0 +1,173 @@
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHealthServer, type HealthServer } from '../../src/health.ts';
+import { bullmqDepthSupplier } from '../../src/metrics.ts';
+import {
+  DASHBOARD_JSON_PATH,
+  DASHBOARD_PATH,
+  dashboardAuthFromEnv,
+  dashboardRoutesFromEnv,
+  isAuthorized,
+  type QueueView,
+} from '../../src/queue-dashboard.ts';
+import { createRedactor } from '../../src/redact.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
+
+const CANARY = 'canary-Zq8vB2nK4wXy';
+const ENV = { DASHBOARD_USER: 'oncall', DASHBOARD_PASSWORD: 'correct horse battery staple' };
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const GOOD = basic(ENV.DASHBOARD_USER, ENV.DASHBOARD_PASSWORD);
+
+describe('queue dashboard over real Redis', () => {
+  const prefix = freshPrefix('dash');
+  let redis: Redis;
+  let checks: Queue;
+  let diffs: Queue;
+  let server: HealthServer;
+  let base: string;
+
+  beforeAll(async () => {
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    checks = new Queue('maas-dns-check', { connection: redis, prefix });
+    diffs = new Queue('maas-mac-diff', { connection: redis, prefix });
+    await checks.add('dns-check', { target: 'prod', requestedBy: 'U0OPS1', note: `key=${CANARY}` });
+    await checks.add('dns-check', { target: '<img src=x onerror=alert(1)>', requestedBy: 'U0OPS2' });
+    await checks.add('dns-check', { target: 'staging' }, { delay: 60 * 60 * 1000 });
+    await diffs.add('mac-diff', { target: 'site-b', secretish: CANARY }, { attempts: 1 });
+    await diffs.add('mac-diff', { target: 'site-c' }, { attempts: 1 });
+    const workerConnection = redis.duplicate();
+    const worker = new Worker(
+      'maas-mac-diff',
+      async (job) => {
+        if (job.data.target === 'site-b') throw new Error(`ssh to vmhost failed with password ${CANARY}`);
+        return 'done';
+      },
+      { connection: workerConnection, prefix },
+    );
+    await waitUntil(async () => (await diffs.getJobCountByTypes('failed', 'completed')) === 2);
+    await worker.close();
+    workerConnection.disconnect();
+    const redact = createRedactor([CANARY]);
+    server = await startHealthServer({ port: 0, host: '127.0.0.1', routes: dashboardRoutesFromEnv(ENV, { queues: () => [checks, diffs], redact }) });
+    base = `http://127.0.0.1:${server.port}`;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await checks?.close();
+    await diffs?.close();
+    if (redis) {
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+    }
+  });
+
+  it.each([
+    ['no credentials', undefined],
+    ['a wrong password', basic(ENV.DASHBOARD_USER, 'correct horse battery stapl')],
+    ['a wrong user', basic('oncall2', ENV.DASHBOARD_PASSWORD)],
+    ['a bearer token', 'Bearer abcdefabcdef'],
+  ])('answers 401 with %s, and shows nothing', async (_label, authorization) => {
+    for (const path of [DASHBOARD_PATH, DASHBOARD_JSON_PATH]) {
+      const res = await fetch(`${base}${path}`, authorization ? { headers: { authorization } } : {});
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+      const body = await res.text();
+      expect(body).not.toContain('maas-dns-check');
+      expect(body).not.toContain(CANARY);
+    }
+  });
+
+  it('lists each queue with the right counts and its latest jobs (JSON)', async () => {
+    const res = await fetch(`${base}${DASHBOARD_JSON_PATH}`, { headers: { authorization: GOOD } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain(CANARY);
+    const { queues } = JSON.parse(text) as { queues: QueueView[] };
+    expect(queues.map((q) => q.name)).toEqual(['maas-dns-check', 'maas-mac-diff']);
+    const [dns, macs] = queues as [QueueView, QueueView];
+    expect(dns.counts).toMatchObject({ waiting: 2, delayed: 1, active: 0, failed: 0, completed: 0 });
+    expect(macs.counts).toMatchObject({ waiting: 0, delayed: 0, failed: 1, completed: 1 });
+    expect(dns.paused).toBe(false);
+    expect(dns.jobs).toHaveLength(3);
+    expect(dns.jobs.map((j) => j.state).sort()).toEqual(['delayed', 'waiting', 'waiting']);
+    const prod = dns.jobs.find((j) => j.target === 'prod');
+    expect(prod).toMatchObject({ name: 'dns-check', state: 'waiting', attempts: 0, failedReason: null });
+    expect(prod?.data).toEqual({ target: 'prod', requestedBy: 'U0OPS1', note: 'key=[redacted]' });
+    const failed = macs.jobs.find((j) => j.state === 'failed');
+    expect(failed).toMatchObject({ name: 'mac-diff', target: 'site-b', attempts: 1 });
+    expect(failed?.failedReason).toBe('ssh to vmhost failed with password [redacted]');
+    expect(failed?.data).toEqual({ target: 'site-b', secretish: '[redacted]' });
+  });
+
+  it('bounds the job list with ?limit=', async () => {
+    const res = await fetch(`${base}${DASHBOARD_JSON_PATH}?limit=1`, { headers: { authorization: GOOD } });
+    const { queues } = (await res.json()) as { queues: QueueView[] };
+    expect(queues.map((q) => q.jobs.length)).toEqual([1, 1]);
+    expect(queues[0]?.counts.waiting).toBe(2);
+  });
+
+  it('renders an HTML page with escaped values and no secret', async () => {
+    const res = await fetch(`${base}${DASHBOARD_PATH}`, { headers: { authorization: GOOD } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await res.text();
+    expect(html).toContain('maas-dns-check');
+    expect(html).toContain('maas-mac-diff');
+    expect(html).toContain('site-b');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(html).not.toContain('<img');
+    expect(html).not.toContain(CANARY);
+  });
+
+  it('is read-only: no method but GET', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const res = await fetch(`${base}${DASHBOARD_JSON_PATH}`, { method, headers: { authorization: GOOD } });
+      expect(res.status).toBe(405);
+    }
+    expect(await checks.getJobCountByTypes('waiting')).toBe(2);
+  });
+
+  it('feeds the queue_depth gauge from the same queues', async () => {
+    const depths = await bullmqDepthSupplier([checks, diffs])();
+    expect(depths).toEqual({ 'maas-dns-check': 3, 'maas-mac-diff': 0 });
+  });
+});
+
+describe('dashboard switch and credentials', () => {
+  const noQueues = { queues: [], redact: (s: string) => s };
+
+  it('is off (no routes) unless both variables are set', () => {
+    expect(dashboardRoutesFromEnv({}, noQueues)).toEqual([]);
+    expect(dashboardAuthFromEnv({})).toBeNull();
+    expect(dashboardRoutesFromEnv(ENV, noQueues).map((r) => r.path)).toEqual([DASHBOARD_PATH, DASHBOARD_JSON_PATH]);
+  });
+
+  it('refuses half a configuration or a short password instead of opening the door', () => {
+    expect(() => dashboardAuthFromEnv({ DASHBOARD_USER: 'oncall' })).toThrow(/DASHBOARD_PASSWORD is not set/);
+    expect(() => dashboardAuthFromEnv({ DASHBOARD_PASSWORD: 'correct horse battery staple' })).toThrow(/DASHBOARD_USER is not set/);
+    expect(() => dashboardAuthFromEnv({ DASHBOARD_USER: 'oncall', DASHBOARD_PASSWORD: 'short' })).toThrow(/shorter than 12/);
+  });
+
+  it('keeps the credentials as Secrets that print redacted', () => {
+    const auth = dashboardAuthFromEnv(ENV);
+    expect(JSON.stringify(auth)).not.toContain(ENV.DASHBOARD_PASSWORD);
+    expect(String(auth?.password)).toBe('[redacted]');
+  });
+
+  it.each([
+    [GOOD, true],
+    [GOOD.replace('Basic', 'basic'), true],
+    [basic('oncall', `${ENV.DASHBOARD_PASSWORD}x`), false],
+    [basic('', ''), false],
+    ['Basic !!!', false],
+    [`Basic ${Buffer.from('no-colon').toString('base64')}`, false],
+    [undefined, false],
+  ])('isAuthorized(%s) is %s', (header, expected) => {
+    const auth = dashboardAuthFromEnv(ENV);
+    if (!auth) throw new Error('auth expected');
+    expect(isAuthorized(header, auth)).toBe(expected);
+  });
+});

@@ -1,0 +1,173 @@
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copiesOf, parseDockerfile } from '../helpers/dockerfile.ts';
+
+/*
+ * Builds the runtime layout the Dockerfile builds (package.json + lockfile, `npm ci --omit=dev`,
+ * then the directories the runtime stage copies) in a temp dir, and runs the CLI from it. This
+ * proves that nothing the process loads at run time lives in devDependencies.
+ */
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+/** Top-level packages that `npm ci --omit=dev` installs (direct or not), by the lockfile. */
+const productionPackages = new Set(
+  Object.entries(lock.packages)
+    .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) && !entry.dev)
+    .map(([path]) => path.slice('node_modules/'.length)),
+);
+const devOnly = Object.keys(pkg.devDependencies).filter((name) => !productionPackages.has(name));
+
+/** What the runtime stage copies from the build stage, relative to /app. */
+function shippedPaths(): string[] {
+  const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+  const runtime = stages.at(-1);
+  if (!runtime) throw new Error('Dockerfile has no stage');
+  return copiesOf(runtime)
+    .filter((c) => c.from === 'build')
+    .flatMap((c) => c.sources.map((s) => s.replace(/^\/app\//, '')));
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.(ts|js|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** Bare module names a file loads at run time (`import type` and `export type` are erased). */
+function runtimeImports(text: string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const specifiers = [
+    ...[...code.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'"`;]*?\sfrom\s+)?['"]([^'"]+)['"]/gm)].map((m) => m[1]),
+    ...[...code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]),
+  ];
+  return specifiers.filter((s): s is string => Boolean(s) && !s!.startsWith('.') && !s!.startsWith('node:'));
+}
+
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string);
+}
+
+describe('production bundle', () => {
+  let dir: string;
+  let install: { flags: string; stderr: string };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mct-bundle-'));
+    cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+    cpSync(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
+    const base = ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
+    // The npm cache normally holds everything; a fresh machine may still need the registry's metadata.
+    try {
+      const { stderr } = await run('npm', [...base, '--offline'], { cwd: dir, timeout: 90_000 });
+      install = { flags: '--offline', stderr };
+    } catch {
+      const { stderr } = await run('npm', [...base, '--prefer-offline'], { cwd: dir, timeout: 90_000 });
+      install = { flags: '--prefer-offline', stderr };
+    }
+    for (const path of shippedPaths()) {
+      if (path === 'package.json') continue;
+      cpSync(join(ROOT, path), join(dir, path), { recursive: true });
+    }
+  }, 120_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('installs the dependencies and none of the dev-only packages', () => {
+    expect(install.flags).toMatch(/offline/);
+    for (const name of Object.keys(pkg.dependencies)) expect(existsSync(join(dir, 'node_modules', name)), name).toBe(true);
+    expect(devOnly).toEqual(expect.arrayContaining(['vitest', 'typescript', 'eslint']));
+    for (const name of devOnly) expect(existsSync(join(dir, 'node_modules', name)), name).toBe(false);
+  });
+
+  it('ships bin, src, jobs and commands', () => {
+    for (const path of ['bin/maas-chatops.js', 'src/cli.ts', 'jobs/index.ts', 'commands/index.ts']) expect(existsSync(join(dir, path)), path).toBe(true);
+  });
+
+  it('runs `maas-chatops --help`', async () => {
+    const { stdout } = await run(process.execPath, ['bin/maas-chatops.js', '--help'], { cwd: dir, timeout: 30_000 });
+    expect(stdout).toContain('Usage: maas-chatops <command>');
+    expect(stdout).toContain('serve');
+  });
+
+  it('runs `maas-chatops sites --config FILE` against a config of its own', async () => {
+    const config = join(dir, 'maas-chatops.yaml');
+    writeFileSync(
+      config,
+      [
+        'maas:',
+        '  region-a: { url: "http://127.0.0.1:5240/MAAS", apiKey: "env:BUNDLE_TEST_MAAS_KEY" }',
+        'sites:',
+        '  site-b: { maas: region-a, machines: { zone: site-b } }',
+        'clusters:',
+        '  prod: { maas: region-a, kube: { namespace: capi } }',
+        '',
+      ].join('\n'),
+    );
+    const env = { ...process.env, BUNDLE_TEST_MAAS_KEY: 'aaaaaaaaaaaaaaaaaa:bbbbbbbbbbbbbbbbbb:cccccccccccccccccccccccccccccccc', NODE_ENV: 'production' };
+    const { stdout } = await run(process.execPath, ['bin/maas-chatops.js', 'sites', '--config', config, '--json'], { cwd: dir, env, timeout: 30_000 });
+    const overview = JSON.parse(stdout) as { regions: { name: string }[]; sites: { name: string }[]; clusters: { name: string; namespace: string }[] };
+    expect(overview.regions.map((r) => r.name)).toEqual(['region-a']);
+    expect(overview.sites.map((s) => s.name)).toEqual(['site-b']);
+    expect(overview.clusters).toEqual([expect.objectContaining({ name: 'prod', namespace: 'capi' })]);
+    expect(stdout).not.toContain('cccccccccccccccccccccccccccccccc');
+  });
+
+  it('loads the process entry modules (main, adapters, health, metrics, dashboard) from the bundle', async () => {
+    const entries = ['src/main.ts', 'src/real-adapters.ts', 'src/health.ts', 'src/metrics.ts', 'src/queue-dashboard.ts', 'jobs/index.ts', 'commands/index.ts'].filter((f) =>
+      existsSync(join(dir, f)),
+    );
+    expect(entries).toContain('src/health.ts');
+    const script = join(dir, 'load-entries.mjs');
+    writeFileSync(
+      script,
+      [
+        "import { register } from 'tsx/esm/api';",
+        "import { pathToFileURL } from 'node:url';",
+        'register();',
+        'const failed = [];',
+        'for (const f of process.argv.slice(2)) {',
+        '  try { await import(pathToFileURL(f).href); } catch (err) { failed.push(`${f}: ${String(err?.message ?? err).split("\\n")[0]}`); }',
+        '}',
+        'process.stdout.write(JSON.stringify(failed));',
+        'process.exit(0);',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, [script, ...entries.map((f) => join(dir, f))], { cwd: dir, timeout: 30_000 });
+    expect(JSON.parse(stdout)).toEqual([]);
+  });
+
+  // A package that is only a dependency of a dependency (say @slack/web-api through @slack/bolt)
+  // passes here; it is installed, though not pinned by package.json.
+  it('no shipped source imports, at run time, a package that a production install lacks', () => {
+    const allowed = new Set([...productionPackages, ...builtinModules]);
+    const offenders: string[] = [];
+    for (const path of shippedPaths().filter((p) => p !== 'package.json')) {
+      for (const file of sourceFiles(join(ROOT, path))) {
+        for (const specifier of runtimeImports(readFileSync(file, 'utf8'))) {
+          if (!allowed.has(packageOf(specifier))) offenders.push(`${relative(ROOT, file)}: ${specifier}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('the import scanner sees value imports and skips type-only ones', () => {
+    const text = "import type { X } from 'vitest';\nimport { a } from 'zod';\nexport { b } from '@slack/bolt/dist/x.js';\nimport './local.ts';\nconst m = await import('pino');\n// import { c } from 'eslint';\n";
+    expect(runtimeImports(text).map(packageOf)).toEqual(['zod', '@slack/bolt', 'pino']);
+  });
+});

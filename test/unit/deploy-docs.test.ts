@@ -1,0 +1,77 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const findings = readFileSync(join(ROOT, 'docs/findings.md'), 'utf8');
+const operations = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+
+/** Finding codes the checks emit: `code: 'X'` in src/checks and jobs. */
+function emittedCodes(): string[] {
+  const codes = new Set<string>();
+  for (const dir of ['src/checks', 'jobs']) {
+    for (const file of readdirSync(join(ROOT, dir), { recursive: true }) as string[]) {
+      if (!file.endsWith('.ts')) continue;
+      const text = readFileSync(join(ROOT, dir, file), 'utf8');
+      for (const m of text.matchAll(/\bcode:\s*'([A-Z][A-Z0-9_]+)'/g)) codes.add(m[1] as string);
+    }
+  }
+  return [...codes].sort();
+}
+
+/** The codes of shared/CONTRACT.md section 5, when the contract is beside the checkout. */
+function contractCodes(): string[] {
+  const candidates = [join(ROOT, '../shared/CONTRACT.md'), '/work/shared/CONTRACT.md'];
+  const path = candidates.find((p) => existsSync(p));
+  if (!path) return [];
+  const text = readFileSync(path, 'utf8');
+  const section = text.slice(text.indexOf('## 5.'), text.indexOf('## 6.'));
+  return [...section.matchAll(/^\|\s*`([A-Z][A-Z0-9_]+)`/gm)].map((m) => m[1] as string);
+}
+
+function anchorsOf(markdown: string): string[] {
+  return [...markdown.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1] as string);
+}
+
+describe('docs/findings.md', () => {
+  const documented = anchorsOf(findings);
+
+  it('has a section with a stable lower-case anchor for every code the checks emit and the contract names', () => {
+    const codes = [...new Set([...emittedCodes(), ...contractCodes(), 'DNS_NOT_MANAGED', 'DNS_CONTROLLER_VULNERABLE', 'MAC_SUMMARY'])];
+    expect(codes.length).toBeGreaterThanOrEqual(20);
+    for (const code of codes) {
+      expect(documented, code).toContain(code.toLowerCase());
+      expect(findings, code).toMatch(new RegExp(`<a id="${code.toLowerCase()}"></a>\\n### ${code}\\n`));
+    }
+  });
+
+  it('documents no code twice, and every in-page link lands on an anchor', () => {
+    expect(new Set(documented).size).toBe(documented.length);
+    const headingAnchors = [...findings.matchAll(/^## (.+)$/gm)].map((m) => (m[1] as string).toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/ +/g, '-'));
+    for (const m of findings.matchAll(/\]\(#([^)]+)\)/g)) {
+      expect([...documented, ...headingAnchors], m[1]).toContain(m[1]);
+    }
+  });
+
+  it('says, for each problem code, what it means and what to do', () => {
+    const sections = findings.split(/<a id="/).slice(1);
+    for (const section of sections) {
+      const code = section.slice(0, section.indexOf('"'));
+      expect(section, code).toContain('**Means**');
+      if (!['resolver_ok', 'mac_not_virsh'].includes(code)) expect(section, code).toContain('**What to do**');
+    }
+  });
+});
+
+describe('docs/operations.md', () => {
+  it.each(['Sizing', 'Scaling workers', 'Redis', 'Upgrading', 'Rotating keys', 'Adding a site or a cluster', 'Health endpoints', 'Metrics'])('has a section "%s"', (title) => {
+    expect(operations).toMatch(new RegExp(`^## ${title}$`, 'm'));
+  });
+
+  it('names the health endpoints and the Redis settings the manifests use', () => {
+    for (const text of ['/healthz', '/readyz', '/metrics', 'noeviction', 'appendonly yes', 'DASHBOARD_USER', 'DASHBOARD_PASSWORD']) {
+      expect(operations, text).toContain(text);
+    }
+  });
+});
