@@ -111,11 +111,18 @@ export function finishReport(draft: ReportDraft, startedAt: Date, now: Date = ne
   if (draft.plan) report.plan = draft.plan;
   if (draft.results) {
     report.results = draft.results;
-    if (draft.results.some((r) => r.outcome === 'failed' || r.outcome === 'refused')) {
-      report.status = worstStatus([report.status, 'error']);
-    }
+    report.status = statusAfterRepair(draft.findings, draft.results);
   }
   return report;
+}
+
+/**
+ * A repair that ran: a failed or refused step is an error; when every step was verified, the
+ * drift it found is repaired and only what could not be handled (error findings) still counts.
+ */
+function statusAfterRepair(findings: readonly Finding[], results: readonly StepResult[]): Status {
+  if (results.some((r) => r.outcome === 'failed' || r.outcome === 'refused')) return 'error';
+  return findings.some((f) => f.severity === 'error') ? 'error' : 'ok';
 }
 
 export function probeFailed(subject: string, reason: string, fix?: string): Finding {

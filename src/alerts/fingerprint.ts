@@ -17,9 +17,15 @@ export function alertIdOf(check: string, target: string, kind: AlertKind): strin
   return shortHash(['alert', check, target, kind]);
 }
 
+/**
+ * Evidence that differs between two probes of an unchanged world: dig prints a fresh query id in
+ * its status line every time. Comparing it would note "evidence changed" on every scan.
+ */
+const VOLATILE_EVIDENCE = /, id: \d+/g;
+
 /** Evidence as canonical JSON (keys sorted at every level), hashed. */
 export function evidenceDigest(evidence: unknown): string {
-  return shortHash([canonicalJson(evidence)]);
+  return shortHash([canonicalJson(evidence).replace(VOLATILE_EVIDENCE, '')]);
 }
 
 function canonicalJson(value: unknown): string {

@@ -7,8 +7,11 @@ export interface LabCommandStep {
   kind: 'command';
   user: LabUser;
   text: string;
-  /** `answer`: the immediate reply is enough; `report`: wait for the worker's posted result too. */
-  expect: 'answer' | 'report';
+  /**
+   * `answer`: the immediate reply is enough; `report`: wait for the worker's posted result too;
+   * `alert`: wait for the alert channel to change (a post, an update or a thread line).
+   */
+  expect: 'answer' | 'report' | 'alert';
   note?: string;
 }
 
@@ -35,4 +38,16 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'resolver-check site-a', expect: 'report' },
   { kind: 'command', user: 'operator', text: 'mac-diff site-b', expect: 'report', note: 'Seed 001: the regenerated MACs' },
   { kind: 'command', user: 'operator', text: 'mac-diff site-a', expect: 'report' },
+  { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: 'Drift alerts: a scan posts once to #alerts…' },
+  { kind: 'command', user: 'operator', text: 'scan prod', expect: 'alert' },
+  { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: '…and a second scan updates the same alert instead of posting again' },
+  { kind: 'command', user: 'operator', text: 'fix-macs site-b', expect: 'report', note: 'The MAC repair is a plan, posted for approval' },
+  { kind: 'click', user: 'operator', button: 'Approve', expectMessages: 1, note: "The requester's own click is refused (only the requester sees why)" },
+  { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 11, note: 'An approver approves: re-measured, then one machine at a time, every change read back' },
+  { kind: 'command', user: 'operator', text: 'mac-diff site-b', expect: 'report' },
+  { kind: 'command', user: 'operator', text: 'fix-dns prod', expect: 'report', note: 'The DNS repair: the running control plane back on the record, the hash cache made consistent' },
+  { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 3 },
+  { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report' },
+  { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: 'The next scans mark both alerts resolved' },
+  { kind: 'command', user: 'operator', text: 'scan prod', expect: 'alert' },
 ];

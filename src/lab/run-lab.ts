@@ -14,6 +14,8 @@ import { renderTranscript, type TranscriptNames } from './transcript.ts';
 const NAMES: TranscriptNames = {
   users: { [LAB_USERS.operator]: 'alice (on call)', [LAB_USERS.approver]: 'bob (approver)' },
   bot: 'maas-bot',
+  channels: { [LAB_CHANNELS.ops]: '#ops', [LAB_CHANNELS.alerts]: '#alerts' },
+  mainChannel: [LAB_CHANNELS.ops],
 };
 const STEP_TIMEOUT_MS = 30_000;
 
@@ -33,10 +35,36 @@ function lastSeq(emulator: SlackEmulator): number {
   return seqs.length ? Math.max(...seqs) : 0;
 }
 
+/** Waits until `count` stops changing for a moment (a scan of several checks posts in turns), bounded. */
+async function settle(count: () => number, quietMs = 600, maxMs = 10_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let last = count();
+  let stableSince = Date.now();
+  while (Date.now() < deadline && Date.now() - stableSince < quietMs) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = count();
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    }
+  }
+}
+
+/** Posts, updates and thread lines in the alert channel so far. */
+function alertActivity(emulator: SlackEmulator): number {
+  return emulator.channelMessages(LAB_CHANNELS.alerts).reduce((n, m) => n + 1 + m.updates.length, 0);
+}
+
 async function runCommandStep(s: LabSession, step: LabCommandStep): Promise<void> {
+  const before = alertActivity(s.emulator);
   const sent = await s.emulator.sendSlashCommand({ appUrl: s.appUrl, text: step.text, user: LAB_USERS[step.user], channel: LAB_CHANNELS.ops });
   const startSeq = s.emulator.invocations.at(-1)?.seq ?? 0;
   await s.emulator.waitFor((e) => e.answersTo(sent.responseUrl).length > 0, { timeoutMs: STEP_TIMEOUT_MS, description: `an answer to /maas ${step.text}` });
+  if (step.expect === 'alert') {
+    await s.emulator.waitFor((e) => alertActivity(e) > before, { timeoutMs: STEP_TIMEOUT_MS, description: `the alert channel after /maas ${step.text}` });
+    // Alerts go through the paced sender (about one call a second per channel).
+    await settle(() => alertActivity(s.emulator), 1_600);
+  }
   if (step.expect === 'report') {
     await s.emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).some((m) => m.seq > startSeq && m.via === 'chat.postMessage'), {
       timeoutMs: STEP_TIMEOUT_MS,
@@ -63,6 +91,7 @@ async function runClickStep(s: LabSession, step: LabClickStep): Promise<void> {
   const before = s.emulator.messages.length;
   await s.emulator.clickButton({ appUrl: s.appUrl, ...button, user: LAB_USERS[step.user], channel: LAB_CHANNELS.ops });
   await s.emulator.waitFor((e) => e.messages.length >= before + step.expectMessages, { timeoutMs: STEP_TIMEOUT_MS, description: `${step.expectMessages} answer(s) to the click` });
+  await settle(() => s.emulator.messages.reduce((n, m) => n + 1 + m.updates.length, 0), 300);
 }
 
 async function runStep(s: LabSession, step: LabStep, io: LabIo): Promise<void> {

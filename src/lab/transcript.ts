@@ -13,6 +13,8 @@ interface BlockLike {
 function unescape(s: string, users: Record<string, string> = {}): string {
   return s
     .replace(/<@([A-Z0-9]+)>/g, (m, id: string) => (users[id] ? `@${users[id]}` : m))
+    .replace(/<!date\^\d+\^[^|>]*\|([^>]*)>/g, '$1')
+    .replace(/<#(C[A-Z0-9]+)>/g, '#$1')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&');
@@ -42,15 +44,33 @@ export function blocksText(blocks: unknown[], users: Record<string, string> = {}
 export interface TranscriptNames {
   users: Record<string, string>;
   bot: string;
+  /** Channel names by id; messages outside `mainChannel` say where they went. */
+  channels?: Record<string, string>;
+  mainChannel?: string[];
 }
 
-function messageLines(m: EmulatedMessage, names: TranscriptNames): string[] {
+function channelLabel(channel: string, names: TranscriptNames): string {
+  const name = names.channels?.[channel];
+  return name && !names.mainChannel?.includes(channel) ? ` in ${name}` : '';
+}
+
+function bodyLines(content: { text: string; blocks?: unknown[] }, names: TranscriptNames): string[] {
+  return content.blocks?.length ? blocksText(content.blocks, names.users) : unescape(content.text, names.users).split('\n');
+}
+
+function messageLines(m: EmulatedMessage, names: TranscriptNames, fromSeq: number): string[] {
   const who = m.ephemeral ? `${names.bot} (only visible to ${names.users[m.user ?? ''] ?? m.user})` : names.bot;
-  const body = m.blocks?.length ? blocksText(m.blocks, names.users) : unescape(m.text, names.users).split('\n');
-  const edited = m.updates.length ? ' (edited)' : '';
+  const original = m.updates.length && m.updates[0]!.seq >= fromSeq ? m.original : m;
   const prefix = m.threadTs ? '    ↳ ' : '';
   const pad = m.threadTs ? '      ' : '  ';
-  return [`${prefix}${who}${edited}:`, ...body.map((l) => `${pad}${l}`)];
+  return [`${prefix}${who}${channelLabel(m.channel, names)}:`, ...bodyLines(original, names).map((l) => `${pad}${l}`)];
+}
+
+/** An edit is shown by what changed for a reader: its headline and its closing lines. */
+function updateLines(m: EmulatedMessage, update: EmulatedMessage['updates'][number], names: TranscriptNames): string[] {
+  const body = bodyLines(update, names);
+  const shown = body.length > 5 ? [...body.slice(0, 2), '…', ...body.slice(-3)] : body;
+  return [`${names.bot} edited its message${channelLabel(m.channel, names)}:`, ...shown.map((l) => `  ${l}`)];
 }
 
 function invocationLine(i: Invocation, names: TranscriptNames): string {
@@ -63,7 +83,10 @@ function invocationLine(i: Invocation, names: TranscriptNames): string {
 export function renderTranscript(records: { invocations: Invocation[]; messages: EmulatedMessage[] }, names: TranscriptNames, fromSeq = 0): string {
   const items: { seq: number; lines: string[] }[] = [
     ...records.invocations.filter((i) => i.seq >= fromSeq).map((i) => ({ seq: i.seq, lines: ['', invocationLine(i, names)] })),
-    ...records.messages.filter((m) => m.seq >= fromSeq && !m.deleted).map((m) => ({ seq: m.seq, lines: messageLines(m, names) })),
+    ...records.messages.filter((m) => m.seq >= fromSeq && !m.deleted).map((m) => ({ seq: m.seq, lines: messageLines(m, names, fromSeq) })),
+    ...records.messages.flatMap((m) =>
+      m.updates.filter((u) => u.seq >= fromSeq && u.via === 'chat.update').map((u) => ({ seq: u.seq, lines: updateLines(m, u, names) })),
+    ),
   ];
   return items
     .sort((a, b) => a.seq - b.seq)

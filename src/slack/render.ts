@@ -114,9 +114,11 @@ function renderFull(reports: readonly Report[], maxBlocks: number): Block[] | un
   for (const s of skeletons) spend(budget, [s.title, ...s.plan, ...s.results]);
   if (budget.blocks < 0 || budget.chars < 0) return undefined;
 
+  const ordered = skeletons.map((s) => cappedPerCode(sortedFindings(s.report.findings)));
   const findings = allocateFindings(
-    skeletons.map((s) => sortedFindings(s.report.findings)),
+    ordered.map((o) => o.findings),
     budget,
+    ordered.map((o) => o.shown),
   );
   const blocks: Block[] = [head];
   skeletons.forEach((s, i) => {
@@ -176,6 +178,22 @@ function spend(budget: Budget, blocks: readonly Block[]): void {
   budget.chars -= blocks.reduce((n, b) => n + blockChars(b), 0);
 }
 
+/** Findings of one code beyond this many are counted, not shown: twelve MAC_DRIFT rows belong in the table. */
+const MAX_SHOWN_PER_CODE = 3;
+
+/** Keeps the order, moves each code's findings past MAX_SHOWN_PER_CODE to the end; `shown` is how many may be shown. */
+function cappedPerCode(findings: readonly Finding[]): { findings: Finding[]; shown: number } {
+  const seen = new Map<string, number>();
+  const head: Finding[] = [];
+  const tail: Finding[] = [];
+  for (const f of findings) {
+    const n = (seen.get(f.code) ?? 0) + 1;
+    seen.set(f.code, n);
+    (n <= MAX_SHOWN_PER_CODE ? head : tail).push(f);
+  }
+  return { findings: [...head, ...tail], shown: head.length };
+}
+
 function sortedFindings(findings: readonly Finding[]): Finding[] {
   return findings
     .map((f, i) => ({ f, i }))
@@ -187,7 +205,7 @@ function sortedFindings(findings: readonly Finding[]): Finding[] {
  * Shows findings worst first, taking turns between reports, while blocks and characters last;
  * each report whose findings do not all fit ends with one section counting the rest by code.
  */
-function allocateFindings(perReport: Finding[][], budget: Budget): Block[][] {
+function allocateFindings(perReport: Finding[][], budget: Budget, limits: readonly number[]): Block[][] {
   const shown: Block[][] = perReport.map(() => []);
   const overflowCost = (i: number) => {
     const rest = perReport[i]!.slice(shown[i]!.length);
@@ -199,7 +217,7 @@ function allocateFindings(perReport: Finding[][], budget: Budget): Block[][] {
     progressed = false;
     for (let i = 0; i < perReport.length; i += 1) {
       const next = perReport[i]![shown[i]!.length];
-      if (!next) continue;
+      if (!next || shown[i]!.length >= (limits[i] ?? Infinity)) continue;
       const block = findingBlock(next);
       shown[i]!.push(block);
       const used = shown.reduce((n, bs) => n + bs.length, 0) + overflowBlocks();

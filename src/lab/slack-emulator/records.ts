@@ -40,6 +40,8 @@ export interface EmulatedMessage {
   /** The response_url it was posted through (or the invocation's, for an ack body). */
   responseUrl?: string;
   updates: MessageUpdate[];
+  /** The text and blocks as first posted, before any update. */
+  original: { text: string; blocks?: unknown[] };
   deleted: boolean;
 }
 

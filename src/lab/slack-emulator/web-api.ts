@@ -94,7 +94,7 @@ export function callMethod(method: string, params: Record<string, unknown>, auth
 
 export function addMessage(
   state: WebApiState,
-  m: Omit<EmulatedMessage, 'seq' | 'at' | 'ts' | 'updates' | 'deleted' | 'blocks' | 'threadTs'> & { blocks: unknown[] | undefined; threadTs: string | undefined },
+  m: Omit<EmulatedMessage, 'seq' | 'at' | 'ts' | 'updates' | 'deleted' | 'blocks' | 'threadTs' | 'original'> & { blocks: unknown[] | undefined; threadTs: string | undefined },
 ): EmulatedMessage {
   const message: EmulatedMessage = {
     seq: state.nextSeq(),
@@ -106,6 +106,7 @@ export function addMessage(
     via: m.via,
     updates: [],
     deleted: false,
+    original: { text: m.text, ...(m.blocks ? { blocks: m.blocks } : {}) },
   };
   if (m.blocks) message.blocks = m.blocks;
   if (m.threadTs) message.threadTs = m.threadTs;

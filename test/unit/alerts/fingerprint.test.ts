@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { evidenceDigest, fingerprintOf } from '../../../src/alerts/fingerprint.ts';
+
+describe('alert fingerprints', () => {
+  it('identify a problem by check, target, code and subject', () => {
+    expect(fingerprintOf('mac-diff', 'site-b', 'MAC_DRIFT', 'node1')).toBe(fingerprintOf('mac-diff', 'site-b', 'MAC_DRIFT', 'node1'));
+    expect(fingerprintOf('mac-diff', 'site-b', 'MAC_DRIFT', 'node1')).not.toBe(fingerprintOf('mac-diff', 'site-b', 'MAC_DRIFT', 'node2'));
+  });
+
+  it('see the same evidence whatever the key order, and a real change as a change', () => {
+    expect(evidenceDigest({ a: 1, b: [1, 2] })).toBe(evidenceDigest({ b: [1, 2], a: 1 }));
+    expect(evidenceDigest({ live: '52:54:00:00:00:01' })).not.toBe(evidenceDigest({ live: '52:54:00:00:00:02' }));
+  });
+
+  it("ignore dig's fresh query id, which changes on every probe of an unchanged resolver", () => {
+    const line = (id: number) => ({ status: 'SERVFAIL', statusLine: `;; ->>HEADER<<- opcode: QUERY, status: SERVFAIL, id: ${id}` });
+    expect(evidenceDigest(line(25405))).toBe(evidenceDigest(line(4815)));
+    expect(evidenceDigest(line(1))).not.toBe(evidenceDigest({ ...line(1), status: 'NOERROR' }));
+  });
+});
