@@ -1,0 +1,33 @@
+import type { Report } from '../report.ts';
+import type { PlanState, StoredPlan } from './plan-store.ts';
+
+/** What a plan message shows, platform-neutral: the notifier and the approval handler render it. */
+export interface PlanMessageView {
+  planId: string;
+  /** The plan report; with results once it ran. */
+  report: Report;
+  state: PlanState;
+  requester: string;
+  expiresAt: number;
+  decidedBy?: string;
+  decidedAt?: number;
+  /** False when no approver is configured: the plan is shown without buttons. */
+  approvable: boolean;
+  /** One more line, e.g. why a plan was superseded. */
+  note?: string;
+}
+
+export function planView(stored: StoredPlan, options: { approvers: readonly string[]; report?: Report; state?: PlanState; note?: string }): PlanMessageView {
+  const view: PlanMessageView = {
+    planId: stored.plan.id,
+    report: options.report ?? stored.report,
+    state: options.state ?? stored.state,
+    requester: stored.requester,
+    expiresAt: stored.expiresAt,
+    approvable: options.approvers.length > 0,
+  };
+  if (stored.decidedBy) view.decidedBy = stored.decidedBy;
+  if (stored.decidedAt !== undefined) view.decidedAt = stored.decidedAt;
+  if (options.note) view.note = options.note;
+  return view;
+}

@@ -1,0 +1,338 @@
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fixDnsJob } from '../../jobs/fix-dns.ts';
+import { fixMacsJob } from '../../jobs/fix-macs.ts';
+import type { Adapters } from '../../src/adapters.ts';
+import type { AuditInput } from '../../src/audit/audit-entry.ts';
+import { dnsHash } from '../../src/checks/dns.ts';
+import { parseConfigText, type Config } from '../../src/config.ts';
+import { createKubeClient } from '../../src/kube/client.ts';
+import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../src/lab/kube-sim/index.ts';
+import { dnsResource, machine, randomApiKey, scenario, startMaasSimulator, virshPower, type MaasSimulator } from '../../src/lab/maas-sim/index.ts';
+import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { createMaasClient } from '../../src/maas/client.ts';
+import { NODE_STATUS } from '../../src/maas/node-status.ts';
+import { JobQueues } from '../../src/queue/job-queues.ts';
+import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-workers.ts';
+import { createRedis } from '../../src/queue/redis-connection.ts';
+import { createRedactor } from '../../src/redact.ts';
+import { createPlanStore, type PlanStore } from '../../src/repair/plan-store.ts';
+import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
+import { approvalHandlers } from '../../src/slack/approvals.ts';
+import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import { APPROVE_ACTION, REJECT_ACTION } from '../../src/slack/plan-render.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+
+// The whole approval path with real parts: /maas from the Slack emulator to the real Bolt app
+// (signed HTTP), BullMQ on real Redis, the workers with the Slack notifier, the approval buttons,
+// and the MAAS and Kubernetes simulators the repair changes.
+
+const CHANNEL = 'C0OPS';
+const SLACK_YAML = `
+slack:
+  commandChannels: [${CHANNEL}]
+  approvers: [U0LEAD1, U0LEAD2]
+  approvalTtl: 15m
+`;
+
+interface Stack {
+  emulator: SlackEmulator;
+  audit: AuditInput[];
+  appUrl: string;
+  plans: PlanStore;
+  clock: { offsetMs: number };
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+async function startStack(config: Config, adapters: Adapters, secrets: string[]): Promise<Stack> {
+  const redact = createRedactor(secrets);
+  const log = silentLogger();
+  const emulator = await startSlackEmulator({ channels: [CHANNEL] });
+  closers.push(() => emulator.close());
+  const prefix = freshPrefix('approval');
+  const redis: Redis = createRedis(TEST_REDIS_URL, 'worker');
+  const producer: Redis = createRedis(TEST_REDIS_URL, 'producer');
+  closers.push(async () => {
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+    producer.disconnect();
+  });
+  const queues = new JobQueues(producer, redact, prefix);
+  closers.push(() => queues.close());
+  const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact, log, retryConfig: { retries: 0 } });
+  const workerPlans = createPlanStore(redis, { prefix });
+  const workers: RunningWorkers = startJobWorkers({
+    connection: redis,
+    jobs: new Map([
+      ['fix-dns', fixDnsJob],
+      ['fix-macs', fixMacsJob],
+    ]),
+    context: { config, adapters, log, plans: workerPlans, notifier },
+    notifier,
+    redact,
+    prefix,
+  });
+  closers.push(() => workers.close());
+  const clock = { offsetMs: 0 };
+  const audit: AuditInput[] = [];
+  const plans = createPlanStore(producer, { prefix });
+  const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1]) => queues.enqueue(name, data);
+  const app: SlackApp = await createSlackApp({
+    config,
+    botToken: emulator.botToken,
+    signingSecret: emulator.signingSecret,
+    mode: 'http',
+    port: 0,
+    host: '127.0.0.1',
+    slackApiUrl: emulator.apiUrl,
+    enqueue,
+    log,
+    redact,
+    registerExtras: approvalHandlers({ config, plans, enqueue, log, redact, now: () => Date.now() + clock.offsetMs, audit: { record: async (entry) => void audit.push(entry) } }),
+  });
+  await app.start();
+  closers.push(() => app.stop());
+  return { emulator, audit, appUrl: `http://127.0.0.1:${app.port}`, plans, clock };
+}
+
+// ---------------------------------------------------------------- Slack helpers
+
+const hasButtons = (m: EmulatedMessage) => (m.blocks ?? []).some((b) => (b as { type?: string }).type === 'actions');
+const buttonTexts = (m: EmulatedMessage) =>
+  (m.blocks ?? []).flatMap((b) => ((b as { type?: string; elements?: { text?: { text?: string } }[] }).type === 'actions' ? ((b as { elements: { text?: { text?: string } }[] }).elements.map((e) => e.text?.text ?? '')) : []));
+const planIdOf = (m: EmulatedMessage) => /plan `([0-9a-f]{16})`/.exec(JSON.stringify(m.blocks))?.[1] ?? '';
+
+async function planMessage(stack: Stack, nth = 0): Promise<EmulatedMessage> {
+  return stack.emulator.waitFor(
+    (e) => e.channelMessages(CHANNEL).filter((m) => m.via === 'chat.postMessage' && !m.threadTs && /plan `[0-9a-f]{16}`/.test(JSON.stringify(m.blocks)))[nth],
+    { timeoutMs: 15_000, description: `plan message #${nth + 1}` },
+  );
+}
+
+function click(stack: Stack, user: string, plan: EmulatedMessage, action = APPROVE_ACTION) {
+  // The plan id travels as the button's value, as Slack sends it even after the message changed.
+  return stack.emulator.clickButton({ appUrl: stack.appUrl, actionId: action, user, channel: CHANNEL, messageTs: plan.ts, value: planIdOf(plan) });
+}
+
+const ephemeralTo = (stack: Stack, user: string) => stack.emulator.messages.filter((m) => m.ephemeral && m.user === user && m.via === 'response_url');
+const thread = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts);
+const current = (stack: Stack, plan: EmulatedMessage) => stack.emulator.messages.find((m) => m.ts === plan.ts) as EmulatedMessage;
+
+async function waitForState(stack: Stack, plan: EmulatedMessage, pattern: RegExp): Promise<void> {
+  await stack.emulator.waitFor(() => pattern.test(JSON.stringify(current(stack, plan).blocks)), { timeoutMs: 15_000, description: `the plan message to show ${pattern}` });
+}
+
+async function waitForEphemeral(stack: Stack, user: string, count: number): Promise<EmulatedMessage[]> {
+  return stack.emulator.waitFor(() => (ephemeralTo(stack, user).length >= count ? ephemeralTo(stack, user) : undefined), { description: `${count} ephemeral answer(s) to ${user}` });
+}
+
+// ---------------------------------------------------------------- fix-dns: the prod lab
+
+interface DnsLab {
+  stack: Stack;
+  maas: MaasSimulator;
+  kube: KubeSimulator;
+}
+
+async function startDnsLab(): Promise<DnsLab> {
+  const lab = dnsLabScenario();
+  const prod = lab.clusters.find((c) => c.name === 'prod');
+  if (!prod) throw new Error('no prod cluster in the lab');
+  const apiKey = randomApiKey();
+  const maas = await startMaasSimulator({ scenario: scenario({ dnsresources: lab.maasDnsResourceInputs.map((r) => dnsResource(r)) }), apiKeys: [apiKey] });
+  closers.push(() => maas.close());
+  const kube = await startKubeSimulator({ state: structuredClone(prod.kube) });
+  closers.push(() => kube.close());
+  const yaml = `${SLACK_YAML}
+maas:
+  region-a: { url: ${maas.url}, apiKey: env:MAAS_KEY }
+clusters:
+  prod: { maas: region-a, kube: { kubeconfig: env:PROD_KUBECONFIG } }
+`;
+  const loaded = parseConfigText(yaml, { path: 'approval.yaml', env: { MAAS_KEY: apiKey, PROD_KUBECONFIG: kubeconfigFor(kube) } });
+  const config = loaded.config;
+  const adapters: Adapters = {
+    maas: (region) => createMaasClient(config.maas[region] as NonNullable<Config['maas'][string]>, { retries: 0, timeoutMs: 3_000 }),
+    kube: (cluster) => createKubeClient(cluster),
+    ssh: { connect: () => Promise.reject(new Error('fix-dns must not use SSH')) },
+  };
+  return { stack: await startStack(config, adapters, loaded.secrets), maas, kube };
+}
+
+const dnsWrites = (lab: DnsLab) => [...lab.maas.calls.filter((c) => c.method !== 'GET').map((c) => `PUT ${c.form.ip_addresses?.[0]}`), ...lab.kube.calls.filter((c) => c.method === 'PATCH').map(() => 'PATCH')];
+
+async function askFor(stack: Stack, text: string, user: string): Promise<EmulatedMessage> {
+  const sent = await stack.emulator.sendSlashCommand({ appUrl: stack.appUrl, text, user, channel: CHANNEL });
+  expect(sent.status).toBe(200);
+  return planMessage(stack);
+}
+
+describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt app', () => {
+  it('refuses the requester and a non-approver, runs once for an approver, reads back, and reports in the thread', async () => {
+    const lab = await startDnsLab();
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0LEAD1');
+    expect(buttonTexts(plan)).toEqual(['Approve and run', 'Reject']);
+    expect(buttonTexts(plan).map((t) => t.split(' ')[0])).toEqual(['Approve', 'Reject']);
+    expect(plan.text).toMatch(/^CRITICAL: Plan: put 10\.11\.135\.36 back on prod-k8s\.maas\.example/);
+    expect(JSON.stringify(plan.blocks)).toContain('Requested by <@U0LEAD1>; awaiting approval');
+
+    await click(stack, 'U0LEAD1', plan);
+    const [own] = await waitForEphemeral(stack, 'U0LEAD1', 1);
+    expect(own?.text).toMatch(/You asked for this plan, so someone else must approve it \(slack\.selfApproval is off\)/);
+    await click(stack, 'U0OPS2', plan);
+    const [stranger] = await waitForEphemeral(stack, 'U0OPS2', 1);
+    expect(stranger?.text).toMatch(/Only approvers \(slack\.approvers\) may approve a repair/);
+    expect(dnsWrites(lab)).toEqual([]);
+    expect(hasButtons(current(stack, plan))).toBe(true);
+
+    await click(stack, 'U0LEAD2', plan);
+    await waitForState(stack, plan, /Done, approved by <@U0LEAD2> at /);
+    expect(hasButtons(current(stack, plan))).toBe(false);
+    expect(current(stack, plan).updates.map((u) => u.via)).toEqual(['chat.update', 'chat.update']);
+    expect(JSON.stringify(current(stack, plan).updates[0]?.blocks)).toContain('Approved by <@U0LEAD2>');
+    expect(dnsWrites(lab)).toEqual(['PUT 10.11.135.36', 'PATCH']);
+    expect(lab.kube.state.maasClusters[0]?.metadata.annotations?.['infrastructure.cluster.x-k8s.io/last-applied-dns-hash']).toBe(dnsHash(['10.11.135.36']));
+
+    await stack.emulator.waitFor(() => thread(stack, plan).length >= 3, { description: 'progress and summary in the thread' });
+    const texts = thread(stack, plan).map((m) => m.text);
+    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 2 steps on 1 subject/);
+    expect(texts[1]).toMatch(/^prod-k8s\.maas\.example: ✅ set-dns-ips verified .*→ ✅ set-dns-hash verified/);
+    expect(texts[2]).toMatch(/fix-dns prod done: 2 of 2 steps verified/);
+
+    const refusals = await stack.plans.refusals(planIdOf(plan));
+    expect(refusals.map((r) => [r.user, r.action])).toEqual([
+      ['U0LEAD1', 'approve'],
+      ['U0OPS2', 'approve'],
+    ]);
+    expect(stack.audit.map((e) => [e.kind, e.actor, e.outcome])).toEqual([
+      ['refusal', 'U0LEAD1', 'refused'],
+      ['refusal', 'U0OPS2', 'refused'],
+      ['approval', 'U0LEAD2', 'approved'],
+    ]);
+  }, 30_000);
+
+  it('double and concurrent Approve clicks by two approvers run the plan exactly once', async () => {
+    const lab = await startDnsLab();
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    const clicks = ['U0LEAD1', 'U0LEAD2', 'U0LEAD1', 'U0LEAD2', 'U0LEAD1', 'U0LEAD2'].map((u) => click(stack, u, plan));
+    expect((await Promise.all(clicks)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    await waitForState(stack, plan, /Done, approved by/);
+    await stack.emulator.waitFor(() => ephemeralTo(stack, 'U0LEAD1').length + ephemeralTo(stack, 'U0LEAD2').length === 5, { description: 'five refusals' });
+    const refusals = [...ephemeralTo(stack, 'U0LEAD1'), ...ephemeralTo(stack, 'U0LEAD2')];
+    for (const r of refusals) expect(r.text).toMatch(/already approved.*runs at most once/);
+    expect(dnsWrites(lab)).toEqual(['PUT 10.11.135.36', 'PATCH']);
+    expect(thread(stack, plan).filter((m) => m.text.startsWith('Re-measured'))).toHaveLength(1);
+    expect((await stack.plans.refusals(planIdOf(plan))).length).toBe(5);
+
+    // A click long after the run is refused the same way.
+    await click(stack, 'U0LEAD2', plan);
+    await stack.emulator.waitFor(() => ephemeralTo(stack, 'U0LEAD2').some((m) => /already approved and has run/.test(m.text)), { description: 'a late refusal' });
+    expect(dnsWrites(lab)).toHaveLength(2);
+  }, 30_000);
+
+  it('an approval after approvalTtl is refused and the plan is marked expired', async () => {
+    const lab = await startDnsLab();
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    stack.clock.offsetMs = 15 * 60_000 + 1_000;
+    await click(stack, 'U0LEAD2', plan);
+    const [answer] = await waitForEphemeral(stack, 'U0LEAD2', 1);
+    expect(answer?.text).toMatch(/This plan expired at .* without approval; nothing was changed/);
+    await waitForState(stack, plan, /Expired at .* without approval/);
+    expect(hasButtons(current(stack, plan))).toBe(false);
+    stack.clock.offsetMs = 0;
+    await click(stack, 'U0LEAD1', plan);
+    await waitForEphemeral(stack, 'U0LEAD1', 1);
+    expect(ephemeralTo(stack, 'U0LEAD1')[0]?.text).toMatch(/already expired/);
+    expect(dnsWrites(lab)).toEqual([]);
+  }, 30_000);
+
+  it('Reject closes the plan: nothing runs, a later Approve is refused', async () => {
+    const lab = await startDnsLab();
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    await click(stack, 'U0OPS2', plan, REJECT_ACTION);
+    await waitForEphemeral(stack, 'U0OPS2', 1);
+    expect(ephemeralTo(stack, 'U0OPS2')[0]?.text).toMatch(/Only an approver .* or the person who asked/);
+    await click(stack, 'U0OPS1', plan, REJECT_ACTION);
+    await waitForState(stack, plan, /Rejected by <@U0OPS1> at .*nothing was changed/);
+    await click(stack, 'U0LEAD1', plan);
+    await waitForEphemeral(stack, 'U0LEAD1', 1);
+    expect(ephemeralTo(stack, 'U0LEAD1')[0]?.text).toMatch(/already rejected by <@U0OPS1>/);
+    expect(dnsWrites(lab)).toEqual([]);
+  }, 30_000);
+
+  it('the world changed between plan and approval: refused, nothing written, the new plan posted for a new approval', async () => {
+    const lab = await startDnsLab();
+    const { stack } = lab;
+    const first = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    // The control plane moved to another address after the plan was shown.
+    const cp = lab.kube.state.maasMachines.find((m) => m.metadata.name === 'prod-cp-0');
+    if (!cp?.status?.addresses) throw new Error('no prod-cp-0 in the kube lab');
+    cp.status.addresses = [{ type: 'ExternalIP', address: '10.11.135.37' }];
+    await click(stack, 'U0LEAD2', first);
+    const second = await planMessage(stack, 1);
+    await waitForState(stack, first, /but not run: the world changed/);
+    expect(dnsWrites(lab)).toEqual([]);
+    expect(thread(stack, first).some((m) => /^Not run: re-measured right before running/.test(m.text))).toBe(true);
+    expect(second.text).toMatch(/Plan: put 10\.11\.135\.37 back/);
+    expect(hasButtons(second)).toBe(true);
+    expect(JSON.stringify(second.blocks)).toContain('Requested by <@U0OPS1>');
+
+    await click(stack, 'U0LEAD2', second);
+    await waitForState(stack, second, /Done, approved by <@U0LEAD2>/);
+    expect(dnsWrites(lab)).toEqual(['PUT 10.11.135.37', 'PATCH']);
+  }, 30_000);
+});
+
+// ---------------------------------------------------------------- fix-macs: a drifted site
+
+describe('/maas fix-macs through Slack, approved by an approver', () => {
+  it('requester refused, approver approves; the Failed machine goes through Broken and ends Ready, the Deployed one is never marked broken', async () => {
+    const HOST = '127.0.0.1';
+    const lab: MacLab = await startMacLab({
+      machines: [
+        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: ['52:54:00:b0:00:01'], power: virshPower(HOST, 'site-b-node1') }),
+        machine({ system_id: 'sb0002', hostname: 'site-b-node2', zone: 'site-b', status: 'Deployed', macs: ['52:54:00:b0:00:02'], power: virshPower(HOST, 'site-b-node2') }),
+      ],
+      sites: [
+        {
+          name: 'site-b',
+          zone: 'site-b',
+          vmHosts: [{ address: HOST, state: { domains: [{ name: 'site-b-node1', nics: [{ mac: '52:54:00:81:40:17' }] }, { name: 'site-b-node2', nics: [{ mac: '52:54:00:82:40:2e' }], running: true }] } }],
+        },
+      ],
+    });
+    closers.push(() => lab.close());
+    const raw = JSON.parse(lab.configText) as Record<string, unknown>;
+    const loaded = parseConfigText(JSON.stringify({ ...raw, slack: { commandChannels: [CHANNEL], approvers: ['U0LEAD1', 'U0LEAD2'] } }), { path: 'mac-approval.yaml', env: lab.env });
+    const stack = await startStack(loaded.config, lab.adapters, loaded.secrets);
+
+    const plan = await askFor(stack, 'fix-macs site-b', 'U0LEAD1');
+    expect(plan.text).toMatch(/^CRITICAL: Plan: update 2 MACs on 2 machines at site-b \(1 through mark_broken → update → mark_fixed\)/);
+    await click(stack, 'U0LEAD1', plan);
+    expect((await waitForEphemeral(stack, 'U0LEAD1', 1))[0]?.text).toMatch(/someone else must approve/);
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
+
+    await click(stack, 'U0LEAD2', plan);
+    await waitForState(stack, plan, /Done, approved by <@U0LEAD2>/);
+    const writes = lab.maas.calls.filter((c) => c.method !== 'GET').map((c) => `${c.path.split('/')[5]} ${c.op ?? c.method}`);
+    expect(writes).toEqual(['sb0001 mark_broken', 'sb0001 PUT', 'sb0001 mark_fixed', 'sb0002 PUT']);
+    const state = (id: string) => lab.maas.state.machines.find((m) => m.system_id === id);
+    expect(state('sb0001')).toMatchObject({ status: NODE_STATUS.READY });
+    expect(state('sb0002')).toMatchObject({ status: NODE_STATUS.DEPLOYED, power_state: 'on' });
+    await stack.emulator.waitFor(() => thread(stack, plan).length >= 4, { description: 'two progress lines and the summary' });
+    const texts = thread(stack, plan).map((m) => m.text);
+    expect(texts[1]).toMatch(/^site-b-node1: ✅ mark-broken verified .*→ ✅ set-mac verified .*→ ✅ mark-fixed verified/);
+    expect(texts[2]).toMatch(/^site-b-node2: ✅ set-mac verified/);
+    expect(texts[3]).toMatch(/fix-macs site-b done: 4 of 4 steps verified/);
+  }, 60_000);
+});

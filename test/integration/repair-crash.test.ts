@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fixMacsJob } from '../../jobs/fix-macs.ts';
+import { gatherMacSnapshot } from '../../jobs/mac-diff.ts';
+import type { JobContext } from '../../jobs/types.ts';
+import { machine, virshPower } from '../../src/lab/maas-sim/index.ts';
+import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { NODE_STATUS } from '../../src/maas/node-status.ts';
+import type { Notifier } from '../../src/notifier.ts';
+import { createRedis } from '../../src/queue/redis-connection.ts';
+import { planMacRepair } from '../../src/repair/mac-planner.ts';
+import { planReport } from '../../src/repair/plan.ts';
+import { createPlanStore } from '../../src/repair/plan-store.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+
+// A worker is SIGKILLed between mark_broken and mark_fixed, then the plan runs again: the journal in
+// (real) Redis makes it resume. Real parts: the MAAS simulator, an SSH VM host, Redis, a child process.
+
+const CHILD = fileURLToPath(new URL('./repair-crash-child.ts', import.meta.url));
+const HOST = '127.0.0.1';
+const RECORDED = '52:54:00:b0:00:01';
+const LIVE = '52:54:00:81:40:17';
+
+let lab: MacLab | undefined;
+let redis: Redis | undefined;
+let prefix = '';
+afterEach(async () => {
+  await lab?.close();
+  if (redis) await deletePrefix(redis, prefix);
+  redis?.disconnect();
+  lab = undefined;
+  redis = undefined;
+});
+
+describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
+  it('SIGKILL after mark_broken: the restart does not send it again and the machine ends Ready with the live MAC', async () => {
+    lab = await startMacLab({
+      machines: [
+        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: [RECORDED], power: virshPower(HOST, 'site-b-node1') }),
+        machine({ system_id: 'sb0004', hostname: 'site-b-node4', zone: 'site-b', status: 'Ready', macs: ['52:54:00:b0:00:04'], power: virshPower(HOST, 'site-b-node4') }),
+      ],
+      sites: [
+        {
+          name: 'site-b',
+          zone: 'site-b',
+          vmHosts: [{ address: HOST, state: { domains: [{ name: 'site-b-node1', nics: [{ mac: LIVE }] }, { name: 'site-b-node4', nics: [{ mac: '52:54:00:84:40:5c' }] }] } }],
+        },
+      ],
+    });
+    prefix = freshPrefix('repair-crash');
+    redis = createRedis(TEST_REDIS_URL, 'worker');
+    const plans = createPlanStore(redis, { prefix });
+    const ctx: JobContext = { config: lab.config, adapters: lab.adapters, log: silentLogger() };
+
+    // Planned, stored and approved, as the Slack path does.
+    const plan = planMacRepair(await gatherMacSnapshot(ctx, 'site-b'), { maxSubjects: 50 });
+    expect(plan.steps.map((s) => `${s.subject} ${s.action}`)).toEqual(['site-b-node1 mark-broken', 'site-b-node1 set-mac', 'site-b-node1 mark-fixed', 'site-b-node4 set-mac']);
+    await plans.create({ plan, report: planReport(plan, new Date()), requester: 'U0OPS1', channel: 'C0OPS', now: Date.now(), ttlMs: 60_000 });
+    await plans.setMessage(plan.id, '1700000000.000100');
+    expect(await plans.decide(plan.id, 'approved', 'U0LEAD2', Date.now())).toEqual({ ok: true });
+
+    // Slow MAAS answers leave a wide window between mark_broken and the next call.
+    lab.maas.setLatency(150);
+    lab.maas.resetCalls();
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+      env: {
+        ...process.env,
+        CRASH_CONFIG: lab.configText,
+        CRASH_CONFIG_ENV: JSON.stringify(lab.env),
+        CRASH_REDIS_URL: TEST_REDIS_URL,
+        CRASH_PREFIX: prefix,
+        CRASH_PLAN: plan.id,
+        CRASH_SITE: 'site-b',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
+
+    const deadline = Date.now() + 30_000;
+    while (!lab.maas.calls.some((c) => c.op === 'mark_broken' && c.status === 200)) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never got mark_broken through: ${output}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+
+    // Killed between the two: Broken, mark_fixed never sent.
+    const node1 = () => lab?.maas.state.machines.find((m) => m.system_id === 'sb0001');
+    expect(node1()?.status).toBe(NODE_STATUS.BROKEN);
+    expect(lab.maas.calls.filter((c) => c.op === 'mark_fixed')).toEqual([]);
+    expect(await plans.journal(plan.id).hasBegun()).toBe(true);
+
+    // The restart: the same job, the same journal.
+    lab.maas.setLatency(0);
+    const thread: string[] = [];
+    const notifier: Notifier = {
+      postReports: async () => undefined,
+      postError: async () => undefined,
+      postPlan: async (t) => ({ channel: t.channel, ts: '1' }),
+      updatePlan: async () => undefined,
+      postInThread: async (_r, text) => void thread.push(text),
+    };
+    const [report] = await fixMacsJob.run({ ...ctx, plans, notifier }, { target: 'site-b', phase: 'execute', planId: plan.id, approvedBy: 'U0LEAD2' });
+    expect(report?.results?.map((r) => `${r.subject} ${r.action} ${r.outcome}`)).toEqual([
+      'site-b-node1 mark-broken verified',
+      'site-b-node1 set-mac verified',
+      'site-b-node1 mark-fixed verified',
+      'site-b-node4 set-mac verified',
+    ]);
+
+    const calls = lab.maas.calls;
+    expect(calls.filter((c) => c.op === 'mark_broken')).toHaveLength(1);
+    expect(calls.filter((c) => c.op === 'mark_fixed')).toHaveLength(1);
+    expect(calls.filter((c) => c.method === 'PUT' && c.path.includes('/sb0001/'))).toHaveLength(1);
+    expect(calls.filter((c) => c.method === 'PUT' && c.path.includes('/sb0004/'))).toHaveLength(1);
+    expect(node1()).toMatchObject({ status: NODE_STATUS.READY });
+    expect(node1()?.interfaces[0]?.mac_address).toBe(LIVE);
+    expect(thread[0]).toMatch(/^Resuming after a restart/);
+    expect((await plans.get(plan.id))?.state).toBe('done');
+
+    // BullMQ may hand the finished job out once more (its summary failed to post): reported, not repeated.
+    const writes = calls.filter((c) => c.method !== 'GET').length;
+    const [again] = await fixMacsJob.run({ ...ctx, plans, notifier }, { target: 'site-b', phase: 'execute', planId: plan.id, approvedBy: 'U0LEAD2' });
+    expect(again?.results).toEqual(report?.results);
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toHaveLength(writes);
+  }, 60_000);
+});

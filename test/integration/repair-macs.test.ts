@@ -1,0 +1,199 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { fixMacsJob } from '../../jobs/fix-macs.ts';
+import { gatherMacSnapshot } from '../../jobs/mac-diff.ts';
+import type { JobContext } from '../../jobs/types.ts';
+import { machine, virshPower, type MaasSimCall } from '../../src/lab/maas-sim/index.ts';
+import { macLabScenario, startMacLab, type MacLab, type VmDomain } from '../../src/lab/vmhost-sim/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { NODE_STATUS } from '../../src/maas/node-status.ts';
+import type { MaasClient } from '../../src/maas/types.ts';
+import { executePlan } from '../../src/repair/executor.ts';
+import { memoryJournal } from '../../src/repair/journal.ts';
+import { macStepRunner } from '../../src/repair/mac-steps.ts';
+import { planMacRepair } from '../../src/repair/mac-planner.ts';
+import { withId } from '../../src/repair/plan.ts';
+import { exitCodeFor, type Report } from '../../src/report.ts';
+
+// Real parts: the MAAS simulator (OAuth, MAAS's state rules, a record of every call) and SSH VM
+// hosts whose virsh reports the live MACs, reached by the real MAAS client and SSH connector.
+
+const HOST = '127.0.0.1';
+let lab: MacLab | undefined;
+afterEach(async () => {
+  await lab?.close();
+  lab = undefined;
+});
+
+const ctxOf = (l: MacLab): JobContext => ({ config: l.config, adapters: l.adapters, log: silentLogger() });
+const maasOf = (l: MacLab): MaasClient => l.adapters.maas('region-a');
+
+/** Writes (POST ops and PUTs) against one machine, as `op` or `PUT`. */
+function writesTo(calls: readonly MaasSimCall[], systemId: string): string[] {
+  return calls
+    .filter((c) => c.method !== 'GET' && c.path.includes(`/${systemId}/`))
+    .map((c) => (c.op ? `${c.op} ${c.status}` : `${c.method} ${c.form.mac_address?.[0] ?? ''} ${c.status}`));
+}
+
+/** One VM host; each machine's domain is named after it and holds `live`. */
+async function labWith(entries: { id: string; status: string; recorded: string; live: string; owner?: string | null }[]): Promise<MacLab> {
+  const domains: VmDomain[] = entries.map((e) => ({ name: `dom-${e.id}`, nics: [{ mac: e.live }] }));
+  return startMacLab({
+    machines: entries.map((e) =>
+      machine({ system_id: e.id, hostname: `${e.id}-vm`, zone: 'site-b', status: e.status, macs: [e.recorded], power: virshPower(HOST, `dom-${e.id}`), ...(e.owner !== undefined ? { owner: e.owner } : {}) }),
+    ),
+    sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains } }] }],
+  });
+}
+
+describe('fix-macs against the MAAS simulator (the seed-001 site)', () => {
+  it('plans without changing anything: exit status 1, no write reaches MAAS', async () => {
+    const scenario = macLabScenario({ siteA: ['127.0.10.1'], siteB: ['127.0.20.1', '127.0.20.2'] });
+    lab = await startMacLab({ machines: scenario.maasMachines, sites: scenario.sites });
+    const reports = await fixMacsJob.run(ctxOf(lab), { target: 'site-b', requestedBy: 'terminal:ops', apply: false, interactive: true });
+    const [report] = reports;
+    expect(report).toMatchObject({ kind: 'fix-macs', target: 'site-b' });
+    expect(report?.results).toBeUndefined();
+    expect(report?.verdict).toBe('Plan: update 10 MACs on 9 machines at site-b (1 through mark_broken → update → mark_fixed)');
+    expect(report?.plan?.steps.filter((s) => s.subject === 'site-b-node1').map((s) => s.action)).toEqual(['mark-broken', 'set-mac', 'mark-fixed']);
+    expect(report?.plan?.steps.filter((s) => s.subject === 'site-b-node2').map((s) => s.action)).toEqual(['set-mac']);
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
+    expect(exitCodeFor(reports)).toBe(1);
+  });
+
+  it('--apply: each state takes its sequence, every change is read back, the Deployed machine is never marked broken', async () => {
+    const scenario = macLabScenario({ siteA: ['127.0.10.1'], siteB: ['127.0.20.1', '127.0.20.2'] });
+    lab = await startMacLab({ machines: scenario.maasMachines, sites: scenario.sites });
+    const reports = await fixMacsJob.run(ctxOf(lab), { target: 'site-b', requestedBy: 'terminal:ops', apply: true, interactive: true });
+    const [report] = reports as [Report];
+    expect(report.results?.every((r) => r.outcome === 'verified')).toBe(true);
+    expect(report.results).toHaveLength(12);
+    expect(report.verdict).toBe('fix-macs site-b done: 12 of 12 steps verified (applied by terminal:ops)');
+    expect(exitCodeFor(reports)).toBe(0);
+
+    const calls = lab.maas.calls;
+    const live = (n: number, nic = 0) => `52:54:00:${(0x80 + n).toString(16)}:${(0x40 + nic).toString(16)}:${((0x17 * n) & 0xff).toString(16).padStart(2, '0')}`;
+    // Failed commissioning: mark_broken → PUT → mark_fixed, each once, in that order.
+    expect(writesTo(calls, 'sb0001')).toEqual(['mark_broken 200', `PUT ${live(1)} 200`, 'mark_fixed 200']);
+    const markBroken = calls.find((c) => c.op === 'mark_broken');
+    expect(markBroken?.form.comment?.[0]).toMatch(/^maas-chatops plan [0-9a-f]{16}: /);
+    // Deployed: the PUT alone; mark_broken never reaches it (it would release and power it off).
+    expect(writesTo(calls, 'sb0002')).toEqual([`PUT ${live(2)} 200`]);
+    expect(calls.filter((c) => c.op === 'mark_broken').map((c) => c.path)).toEqual(['/MAAS/api/2.0/machines/sb0001/']);
+    // Two NICs on a Ready machine: two PUTs.
+    expect(writesTo(calls, 'sb0003')).toEqual([`PUT ${live(3, 0)} 200`, `PUT ${live(3, 1)} 200`]);
+    // Every PUT is followed by a GET of the same interface (the read-back).
+    calls.forEach((c, i) => {
+      if (c.method !== 'PUT') return;
+      expect(calls.slice(i + 1).some((d) => d.method === 'GET' && d.path === c.path), c.path).toBe(true);
+    });
+
+    const state = (id: string) => lab?.maas.state.machines.find((m) => m.system_id === id);
+    expect(state('sb0001')?.status).toBe(NODE_STATUS.READY);
+    expect(state('sb0002')).toMatchObject({ status: NODE_STATUS.DEPLOYED, power_state: 'on' });
+    expect(state('sb0001')?.interfaces[0]?.mac_address).toBe(live(1));
+
+    // The check agrees afterwards: every machine matches its live MACs.
+    const after = await fixMacsJob.run(ctxOf(lab), { target: 'site-b', interactive: true });
+    expect(after[0]?.plan?.steps).toEqual([]);
+    expect(after[0]?.verdict).toMatch(/^Nothing to repair at site-b: All 12 machines at site-b match/);
+    expect(exitCodeFor(after)).toBe(0);
+  });
+});
+
+describe('fix-macs executor guards against MAAS', () => {
+  it('a 409 mid-plan stops the plan: done steps reported, the rest not run', async () => {
+    lab = await labWith([
+      { id: 'm1', status: 'Ready', recorded: '52:54:00:00:00:01', live: '52:54:00:aa:00:01' },
+      { id: 'm2', status: 'Ready', recorded: '52:54:00:00:00:02', live: '52:54:00:aa:00:02' },
+      { id: 'm3', status: 'Ready', recorded: '52:54:00:00:00:03', live: '52:54:00:aa:00:03' },
+    ]);
+    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    expect(plan.steps).toHaveLength(3);
+    // Between approval and its turn, MAAS starts commissioning m2: MAAS answers its PUT with 409.
+    const m2 = lab.maas.state.machines.find((m) => m.system_id === 'm2');
+    if (m2) m2.status = NODE_STATUS.COMMISSIONING;
+    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results.map((r) => [r.subject, r.outcome])).toEqual([
+      ['m1-vm', 'verified'],
+      ['m2-vm', 'failed'],
+      ['m3-vm', 'skipped'],
+    ]);
+    expect(results[1]?.detail).toMatch(/answered 409 .*not New, Ready, Allocated, or Broken/);
+    expect(results[2]?.detail).toBe('not run: the plan stopped at m2-vm (set-mac)');
+    expect(writesTo(lab.maas.calls, 'm3')).toEqual([]);
+    expect(lab.maas.state.machines.find((m) => m.system_id === 'm3')?.interfaces[0]?.mac_address).toBe('52:54:00:00:00:03');
+  });
+
+  it('a failure after mark_broken still runs mark_fixed: the machine is never left Broken', async () => {
+    lab = await labWith([{ id: 'f2', status: 'Failed commissioning', recorded: '52:54:00:00:00:12', live: '52:54:00:aa:00:12' }]);
+    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    // After approval, someone enlists another node with that live MAC: MAAS refuses the PUT (400).
+    lab.maas.state.machines.push({ ...structuredClone(lab.maas.state.machines[0]!), id: 99, system_id: 'dup', hostname: 'dup', interfaces: [{ ...lab.maas.state.machines[0]!.interfaces[0]!, id: 999, mac_address: '52:54:00:aa:00:12' }] });
+    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results.map((r) => [r.action, r.outcome])).toEqual([
+      ['mark-broken', 'verified'],
+      ['set-mac', 'failed'],
+      ['mark-fixed', 'verified'],
+    ]);
+    expect(results[1]?.detail).toMatch(/answered 400 .*already in use/);
+    expect(writesTo(lab.maas.calls, 'f2')).toEqual(['mark_broken 200', 'PUT 52:54:00:aa:00:12 400', 'mark_fixed 200']);
+    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
+  });
+
+  it('a machine owned by another MAAS user: MAAS answers 403 to mark_broken, refused with a hint, nothing else sent', async () => {
+    lab = await labWith([{ id: 'f1', status: 'Failed commissioning', recorded: '52:54:00:00:00:11', live: '52:54:00:aa:00:11', owner: 'alice' }]);
+    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results.map((r) => [r.action, r.outcome])).toEqual([
+      ['mark-broken', 'refused'],
+      ['set-mac', 'skipped'],
+      ['mark-fixed', 'skipped'],
+    ]);
+    expect(results[0]?.detail).toMatch(/403 .*only the machine's owner \(alice\)/);
+    expect(writesTo(lab.maas.calls, 'f1')).toEqual(['mark_broken 403']);
+    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.FAILED_COMMISSIONING);
+  });
+
+  it('never sends mark_broken to a Deployed machine, even when a plan asks for it', async () => {
+    lab = await labWith([{ id: 'd1', status: 'Deployed', recorded: '52:54:00:00:00:21', live: '52:54:00:aa:00:21' }]);
+    const forged = withId({
+      kind: 'fix-macs',
+      target: 'site-b',
+      steps: [{ subject: 'd1-vm', action: 'mark-broken', detail: 'forged', params: { systemId: 'd1', hostname: 'd1-vm', status: 'Deployed', owner: 'admin' } }],
+      refusals: [],
+      findings: [],
+      verdict: 'forged',
+    });
+    const results = await executePlan(forged, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results[0]).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('would release and power off') });
+    expect(lab.maas.calls.filter((c) => c.op === 'mark_broken')).toEqual([]);
+    expect(lab.maas.state.machines[0]).toMatchObject({ status: NODE_STATUS.DEPLOYED, power_state: 'on' });
+  });
+
+  it('refuses a plan over the bound without touching anything', async () => {
+    lab = await labWith([
+      { id: 'b1', status: 'Ready', recorded: '52:54:00:00:00:31', live: '52:54:00:aa:00:31' },
+      { id: 'b2', status: 'Ready', recorded: '52:54:00:00:00:32', live: '52:54:00:aa:00:32' },
+    ]);
+    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 1 });
+    expect(results.map((r) => r.outcome)).toEqual(['refused', 'refused']);
+    expect(results[0]?.detail).toMatch(/touches 2 subjects, over the bound of 1/);
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
+
+  it('resumes a plan whose mark_broken went through before a crash: not sent again, the machine ends Ready', async () => {
+    lab = await labWith([{ id: 'r1', status: 'Failed commissioning', recorded: '52:54:00:00:00:41', live: '52:54:00:aa:00:41' }]);
+    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const journal = memoryJournal();
+    await journal.begin();
+    // The crashed run: mark_broken journaled as started and answered by MAAS, nothing more.
+    await journal.set(0, { state: 'started', at: Date.now() });
+    await maasOf(lab).markBroken('r1', 'the crashed run');
+    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal, maxSubjects: 50 });
+    expect(results.map((r) => r.outcome)).toEqual(['verified', 'verified', 'verified']);
+    expect(results[0]?.detail).toMatch(/not sent again/);
+    expect(writesTo(lab.maas.calls, 'r1')).toEqual(['mark_broken 200', 'PUT 52:54:00:aa:00:41 200', 'mark_fixed 200']);
+    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
+  });
+});
