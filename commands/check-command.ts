@@ -1,5 +1,6 @@
 import { describeError } from '../src/errors.ts';
 import { resolveTargets, type TargetKind } from '../src/targets.ts';
+import type { JoinedCheck } from '../src/queue/dedup.ts';
 import type { CommandDefinition } from './types.ts';
 
 /** A diagnose command: validate the target against the config, queue the job, ack. */
@@ -20,8 +21,25 @@ export function checkCommand(spec: { name: string; targetKind: TargetKind; summa
         return { text: `/maas ${spec.name}: ${describeError(err)}`, visibility: 'ephemeral' };
       }
       const reply = { channel: ctx.channel, user: ctx.user, ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl } : {}) };
-      await ctx.enqueue(job, { target, reply, requestedBy: ctx.user });
-      return { text: `<@${ctx.user}> asked for \`${spec.name} ${target}\`: running, the result will be posted here.`, visibility: 'in_channel' };
+      const data = { target, reply, requestedBy: ctx.user };
+      const joined = ctx.submit ? (await ctx.submit(job, data)).joined : (await ctx.enqueue(job, data), undefined);
+      const asked = `<@${ctx.user}> asked for \`${spec.name} ${target}\``;
+      if (joined) return { text: `${asked}: ${joinedText(joined)}`, visibility: 'in_channel' };
+      return { text: `${asked}: running, the result will be posted here.`, visibility: 'in_channel' };
     },
   };
+}
+
+/** The ack of a request that joined an identical check: whose, and whether it started before this request. */
+export function joinedText(joined: JoinedCheck, now = Date.now()): string {
+  const by = joined.openedBy ? ` <@${joined.openedBy}>` : '';
+  if (joined.startedAt === undefined) {
+    return `joined the same check${by} asked for ${ago(joined.openedAt, now)}, still queued; its result will be posted here.`;
+  }
+  return `joined the same check${by} asked for ${ago(joined.openedAt, now)}, running since ${ago(joined.startedAt, now)}; its result will be posted here. It started before your request: run it again after that result if something changed since.`;
+}
+
+function ago(at: number, now: number): string {
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  return s < 1 ? 'just now' : s < 120 ? `${s} s ago` : `${Math.round(s / 60)} min ago`;
 }

@@ -4,15 +4,34 @@ import { commandList, findCommand } from './index.ts';
 import type { CommandContext, CommandReply } from './types.ts';
 
 const MAX_TEXT = 500;
+/** Names are at most 63 characters (config NAME_RE); durations and counts are shorter. */
+const MAX_WORD = 100;
+/** Spaces pasted from documents and chat clients: read as ordinary spaces. */
+const UNICODE_SPACES = /[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/g;
 
-/** Splits `/maas` text into words; refuses control characters and oversized input. */
+/**
+ * Splits `/maas` text into words. Refuses oversized input, control and invisible characters
+ * (bidi overrides, zero-width), and anything else outside ASCII: every name, duration and
+ * keyword is ASCII, so a non-ASCII letter is a look-alike (Cyrillic "о" for "o") at best.
+ */
 export function parseCommandText(text: string): { words: string[] } | { problem: string } {
   if (text.length > MAX_TEXT) return { problem: `That command is ${text.length} characters long; the limit is ${MAX_TEXT}.` };
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u0008\u000b-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/.test(text)) {
-    return { problem: 'That command contains control or invisible characters; type it again as plain text.' };
+  // eslint-disable-next-line no-control-regex, no-misleading-character-class -- these characters are what we look for
+  if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufe00-\ufe0f]|[\u{e0000}-\u{e007f}]/u.test(text)) {
+    return { problem: 'That command contains control or invisible characters (such as bidi overrides or zero-width spaces); type it again as plain text.' };
   }
-  return { words: text.trim().split(/\s+/).filter(Boolean) };
+  const spaced = text.replace(UNICODE_SPACES, ' ');
+  const foreign = /[^\x20-\x7e\t\n]/u.exec(spaced);
+  if (foreign) {
+    const code = `U+${foreign[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    return {
+      problem: `That command contains "${foreign[0]}" (${code}), which is not plain ASCII. Commands, site and cluster names are ASCII, so this is probably a look-alike letter pasted from elsewhere; type it again.`,
+    };
+  }
+  const words = spaced.trim().split(/\s+/).filter(Boolean);
+  const long = words.find((w) => w.length > MAX_WORD);
+  if (long) return { problem: `"${long.slice(0, 20)}…" is ${long.length} characters long; names are at most 63.` };
+  return { words };
 }
 
 export async function dispatchCommand(ctx: CommandContext, text: string): Promise<CommandReply> {

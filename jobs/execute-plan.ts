@@ -154,7 +154,10 @@ async function executeApproved(ctx: JobContext, data: ExecuteJobData, def: Repai
     runner: def.runner(ctx, data.target),
     journal,
     maxSubjects: ctx.config.repair.maxSubjects,
-    onSubject: (subject, rs) => thread(progressLine(subject, rs)),
+    onSubject: async (subject, rs) => {
+      await thread(progressLine(subject, rs));
+      await auditSteps(ctx, plan, stored.decidedBy ?? String(data.approvedBy ?? ''), subject, rs);
+    },
   });
   const results = [...stepResults, ...plan.refusals];
   const state = allStepsWent(stepResults) ? 'done' : 'failed';
@@ -228,4 +231,12 @@ const ICON: Record<StepResult['outcome'], string> = { verified: '✅', skipped: 
 
 export function progressLine(subject: string, results: readonly StepResult[]): string {
   return `${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${r.detail})`).join(' → ')}`;
+}
+
+/** Every repair step goes to the audit trail: who approved it, what it did to which subject, how it ended. */
+async function auditSteps(ctx: JobContext, plan: RepairPlan, approvedBy: string, subject: string, results: readonly StepResult[]): Promise<void> {
+  if (!ctx.audit) return;
+  for (const r of results) {
+    await ctx.audit.record({ kind: 'repair-step', actor: approvedBy, action: r.action, target: plan.target, subject, planId: plan.id, outcome: r.outcome, detail: r.detail });
+  }
 }

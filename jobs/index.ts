@@ -2,6 +2,8 @@ import type { JobDefinition } from './types.ts';
 import { resolverCheckJob } from './resolver-check.ts';
 import { macDiffJob } from './mac-diff.ts';
 import { dnsCheckJob } from './dns-check.ts';
+import { fixMacsJob } from './fix-macs.ts';
+import { fixDnsJob } from './fix-dns.ts';
 
 /** Every job processor by name (DESIGN.md principle 8). Later work adds one line each. */
 export const jobRegistry = new Map<string, JobDefinition>();
@@ -14,6 +16,8 @@ export function registerJob(job: JobDefinition): void {
 registerJob(resolverCheckJob);
 registerJob(macDiffJob);
 registerJob(dnsCheckJob);
+registerJob(fixMacsJob);
+registerJob(fixDnsJob);
 
 export function findJob(name: string): JobDefinition | undefined {
   return jobRegistry.get(name);

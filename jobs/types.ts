@@ -1,7 +1,9 @@
 import type { Adapters } from '../src/adapters.ts';
 import type { Config } from '../src/config.ts';
 import type { Logger } from '../src/log.ts';
-import type { ReplyTarget } from '../src/notifier.ts';
+import type { Notifier, ReplyTarget } from '../src/notifier.ts';
+import type { PlanStore } from '../src/repair/plan-store.ts';
+import type { AuditLog } from '../src/audit/audit-log.ts';
 import type { Report } from '../src/report.ts';
 
 export interface JobContext {
@@ -9,6 +11,12 @@ export interface JobContext {
   adapters: Adapters;
   log: Logger;
   signal?: AbortSignal;
+  /** Repairs (fix-macs, fix-dns): plans, approvals and journals in Redis. Absent in the CLI. */
+  plans?: PlanStore;
+  /** Repairs post their plan, progress and summary themselves. Absent in the CLI. */
+  notifier?: Notifier;
+  /** The audit trail: repair steps are recorded here. Absent in the CLI. */
+  audit?: AuditLog;
 }
 
 /** Job data as stored in Redis (clear text): names and Slack ids only, never a secret. */

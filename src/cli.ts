@@ -20,9 +20,12 @@ Processes:
   lab                         the demo: simulators, bot and worker, a scripted conversation
 Checks (inline, no Slack, no Redis):
   sites                       the configured MAAS regions, sites and clusters
+  audit [target] [count]      the latest entries of the audit trail (needs Redis)
   dns-check <cluster>|all     resolver-check <site>|all     mac-diff <site>|all
 Repairs (print the plan; --apply executes it under the same guards as Slack):
   fix-macs <site>   fix-dns <cluster>   fix-resolver <site>
+Options: --config FILE (default $MAAS_CHATOPS_CONFIG, else ./maas-chatops.yaml), --json, --apply
+Exit status: 0 healthy or nothing to do, 1 problems found or a plan, 2 could not check or a step failed, 64 usage or config error
 `;
 
 interface CliOptions {
@@ -93,6 +96,10 @@ async function runCommand(command: string, args: string[], options: CliOptions, 
   if (command === 'serve' || command === 'bot' || command === 'worker') {
     const { runRole } = await import('./main.ts');
     return runRole(command, { loaded: load(options, env, io), env });
+  }
+  if (command === 'audit') {
+    const { runAuditCli } = await import('./audit/audit-cli.ts');
+    return runAuditCli({ loaded: load(options, env, io), env, args, json: options.json, out: io.out, err: io.err });
   }
   if (command === 'sites') {
     const { config } = load(options, env, io);

@@ -47,7 +47,7 @@ export const siteSchema = z.strictObject({
     .strictObject({ zone: name.optional(), pool: name.optional(), tags: z.array(name).optional() })
     .default({}),
   rack: rackSchema.optional(),
-  vmHosts: z.record(z.string(), sshEndpointSchema).default({}),
+  vmHosts: z.record(z.union([z.literal('default'), host]), sshEndpointSchema).default({}),
   knownHosts: secretRef.optional(),
 });
 
@@ -56,7 +56,7 @@ export const clusterSchema = z.strictObject({
   kube: z
     .strictObject({
       kubeconfig: secretRef.optional(),
-      context: z.string().min(1).optional(),
+      context: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._@:/-]{0,252}$/, 'must be a kubeconfig context name (letters, digits and . _ @ : / -)').optional(),
       namespace: name.default('default'),
     })
     .default({ namespace: 'default' }),
@@ -67,15 +67,21 @@ export const clusterSchema = z.strictObject({
     .optional(),
 });
 
+/** Slack ids as the API sends them: a name such as #ops or @alice never matches, so it would lock everyone out. */
+const channelId = z.string().regex(/^[CGD][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (not a #name): open the channel details in Slack, the id is at the bottom');
+const userId = z.string().regex(/^[UW][A-Z0-9]{2,20}$/, "must be a Slack user id such as U0123ABCD (not a @name): open the person's profile, ⋮, Copy member ID");
+
 export const configSchema = z.strictObject({
   slack: z
     .strictObject({
-      alertChannel: z.string().min(1).optional(),
-      commandChannels: z.array(z.string().min(1)).default([]),
-      operators: z.array(z.string().min(1)).optional(),
-      approvers: z.array(z.string().min(1)).default([]),
+      alertChannel: channelId.optional(),
+      commandChannels: z.array(channelId).default([]),
+      operators: z.array(userId).optional(),
+      approvers: z.array(userId).default([]),
       selfApproval: z.boolean().default(false),
       approvalTtl: duration.default('15m'),
+      /** Which operators may run which kind of subcommand; an absent list = every operator. */
+      permissions: z.strictObject({ checks: z.array(userId).optional(), repairs: z.array(userId).optional() }).optional(),
     })
     .default({ commandChannels: [], approvers: [], selfApproval: false, approvalTtl: '15m' }),
   maas: z.record(name, z.strictObject({ url: z.url({ protocol: /^https?$/ }), apiKey: secretRef })).default({}),
@@ -85,6 +91,13 @@ export const configSchema = z.strictObject({
     .strictObject({ dns: duration.optional(), resolver: duration.optional(), macs: duration.optional() })
     .default({}),
   repair: z.strictObject({ maxSubjects: z.number().int().min(1).max(10_000).default(50) }).default({ maxSubjects: 50 }),
+  audit: z
+    .strictObject({
+      /** The Redis stream; default `<BullMQ prefix>:audit`. */
+      key: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,199}$/, 'must be a Redis key of letters, digits, ":", ".", "_" or "-"').optional(),
+      maxEntries: z.number().int().min(100).max(10_000_000).default(10_000),
+    })
+    .default({ maxEntries: 10_000 }),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

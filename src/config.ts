@@ -59,6 +59,15 @@ export interface SlackPolicy {
   approvers: string[];
   selfApproval: boolean;
   approvalTtlMs: number;
+  /** Who may run read-only checks and who may run repairs; an absent list = every operator. */
+  permissions?: { checks?: string[]; repairs?: string[] };
+}
+
+export interface AuditConfig {
+  /** The Redis stream key; absent = `<BullMQ prefix>:audit`. */
+  key?: string;
+  /** The stream is trimmed to about this many entries. */
+  maxEntries: number;
 }
 
 export interface Config {
@@ -69,6 +78,8 @@ export interface Config {
   clusters: Record<string, ClusterConfig>;
   schedules: { dns?: number; resolver?: number; macs?: number };
   repair: { maxSubjects: number };
+  /** Absent in configs built by hand; loadConfig always sets it. */
+  audit?: AuditConfig;
 }
 
 export interface LoadedConfig {
@@ -263,7 +274,9 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
   };
   if (raw.slack.alertChannel) slack.alertChannel = raw.slack.alertChannel;
   if (raw.slack.operators) slack.operators = raw.slack.operators;
-  return { path, slack, maas, sites, clusters, schedules, repair: raw.repair };
+  if (raw.slack.permissions) slack.permissions = raw.slack.permissions;
+  const audit: AuditConfig = { maxEntries: raw.audit.maxEntries, ...(raw.audit.key ? { key: raw.audit.key } : {}) };
+  return { path, slack, maas, sites, clusters, schedules, repair: raw.repair, audit };
 }
 
 function buildSite(name: string, site: RawConfig['sites'][string], r: SecretResolver): SiteConfig {

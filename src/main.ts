@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { commandList } from '../commands/index.ts';
 import { jobRegistry } from '../jobs/index.ts';
 import type { Adapters } from './adapters.ts';
+import { auditKey, createAuditLog, type AuditLog } from './audit/audit-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { envSecrets, readRuntimeEnv, requireSlackEnv, type RuntimeEnv } from './env.ts';
 import { describeError } from './errors.ts';
@@ -15,6 +16,11 @@ import { DEFAULT_PREFIX } from './queue/queue-names.ts';
 import { createRedis, pingRedis } from './queue/redis-connection.ts';
 import { createRedactor, type Redactor } from './redact.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
+import { approvalHandlers } from './slack/approvals.ts';
+import { createPacedSender } from './slack/paced-sender.ts';
+import { createPlanStore, type PlanStore } from './repair/plan-store.ts';
+import { AlertStore } from './alerts/alert-store.ts';
+import { startAlerting } from './alerts/start-alerting.ts';
 import { createSlackNotifier } from './slack/notifier.ts';
 
 export type Role = 'serve' | 'bot' | 'worker';
@@ -37,6 +43,8 @@ export interface Runtime {
   redact: Redactor;
   metrics: Metrics;
   queues: JobQueues;
+  /** The audit trail (Redis stream + log): what records plans, approvals, repair steps and alerts takes this. */
+  audit: AuditLog;
   close(): Promise<void>;
 }
 
@@ -47,8 +55,11 @@ interface Wiring {
   log: Logger;
   prefix: string;
   redis: Redis;
+  producer: Redis;
   queues: JobQueues;
   metrics: Metrics;
+  audit: AuditLog;
+  plans: PlanStore;
   closers: (() => Promise<void>)[];
 }
 
@@ -62,7 +73,8 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
   const queueList = () => [...jobRegistry.keys()].map((name) => w.queues.queue(name));
   return [
     ...healthRoutes({
-      checks: { redis: () => pingRedis(w.redis), config: () => true, ...(slackReady ? { slack: slackReady } : {}) },
+      // Both connections: the producer reconnects on its own schedule, and the bot enqueues through it.
+      checks: { redis: async () => (await pingRedis(w.redis)) && (await pingRedis(w.producer)), config: () => true, ...(slackReady ? { slack: slackReady } : {}) },
       registry: w.metrics.registry,
     }),
     ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact }),
@@ -77,18 +89,28 @@ async function startWorkers(w: Wiring): Promise<void> {
   const workers = startJobWorkers({
     connection: w.redis,
     jobs: jobRegistry,
-    context: { config: w.options.loaded.config, adapters, log: w.log },
+    context: { config: w.options.loaded.config, adapters, log: w.log, plans: w.plans, audit: w.audit, ...(notifier ? { notifier } : {}) },
     ...(notifier ? { notifier } : {}),
     redact: w.redact,
     prefix: w.prefix,
   });
   w.closers.push(() => workers.close());
+  const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log }) : undefined;
+  // Not awaited: syncing the schedulers waits for Redis, and a process started while Redis is down must still come up (and say so on /readyz).
+  const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact }).catch((err: unknown) => {
+    w.log.error({ err: describeError(err) }, 'drift alerting could not start');
+    return undefined;
+  });
+  w.closers.push(async () => {
+    await (await alerting)?.close();
+    await sender?.close();
+  });
 }
 
 async function startBot(w: Wiring): Promise<number | undefined> {
   const { botToken } = requireSlackEnv(w.env);
-  let slack: SlackApp | undefined;
-  slack = await createSlackApp({
+  let connected = false;
+  const slack: SlackApp = await createSlackApp({
     config: w.options.loaded.config,
     botToken,
     ...(w.env.signingSecret ? { signingSecret: w.env.signingSecret } : {}),
@@ -101,12 +123,22 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     submit: (name, data) => w.queues.submit(name, data),
     log: w.log,
     redact: w.redact,
-    customRoutes: routesFor(w, () => slack !== undefined),
+    customRoutes: routesFor(w, () => connected),
+    audit: w.audit,
+    alerts: new AlertStore(w.redis, w.prefix),
+    registerExtras: approvalHandlers({
+      config: w.options.loaded.config,
+      plans: w.plans,
+      enqueue: (name, data) => w.queues.enqueue(name, data),
+      log: w.log,
+      redact: w.redact,
+      audit: w.audit,
+    }),
   });
   await slack.start();
-  const started = slack;
-  w.closers.unshift(() => started.stop());
-  return started.port;
+  connected = true;
+  w.closers.unshift(() => slack.stop());
+  return slack.port;
 }
 
 async function startProbes(w: Wiring): Promise<number> {
@@ -136,8 +168,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const prefix = options.prefix ?? env.queuePrefix ?? DEFAULT_PREFIX;
   const queues = new JobQueues(producer, redact, prefix);
   const metrics = createMetrics({ commandNames: commandList.map((c) => c.name), jobKinds: [...jobRegistry.keys()] });
-  metrics.setQueueDepthSupplier(bullmqDepthSupplier([...jobRegistry.keys()].map((name) => queues.queue(name))));
-  const w: Wiring = { options, env, redact, log, prefix, redis, queues, metrics, closers: [] };
+  metrics.setQueueDepthSupplier(bullmqDepthSupplier(() => [...jobRegistry.keys()].map((name) => queues.queue(name))));
+  const audit = createAuditLog({ redis, key: auditKey(options.loaded.config, prefix), maxEntries: options.loaded.config.audit?.maxEntries, log, redact });
+  const plans = createPlanStore(redis, { prefix });
+  const w: Wiring = { options, env, redact, log, prefix, redis, producer, queues, metrics, audit, plans, closers: [] };
   const close = async () => {
     for (const c of w.closers) await c().catch((err: unknown) => log.warn({ err: describeError(err) }, 'close failed'));
     await queues.close().catch(() => undefined);
@@ -148,7 +182,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (options.role !== 'bot') await startWorkers(w);
     const port = options.role === 'worker' ? await startProbes(w) : await startBot(w);
     log.info({ role: options.role, port, mode: env.mode, jobs: [...jobRegistry.keys()] }, 'maas-chatops started');
-    return { port, redact, metrics, queues, close };
+    return { port, redact, metrics, queues, audit, close };
   } catch (err) {
     await close();
     throw err;

@@ -312,12 +312,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 }
 
 /** Reads BullMQ queues' depths for the queue_depth gauge (only `getJobCounts` is used). */
-export function bullmqDepthSupplier(
-  queues: readonly { name: string; getJobCounts(...types: string[]): Promise<Record<string, number>> }[],
-): QueueDepthSupplier {
+type DepthQueue = { name: string; getJobCounts(...types: string[]): Promise<Record<string, number>> };
+
+/** Queue depths at scrape time; pass a function when the queue objects can be replaced (after a Redis outage). */
+export function bullmqDepthSupplier(queues: readonly DepthQueue[] | (() => readonly DepthQueue[])): QueueDepthSupplier {
   return async () => {
+    const current = typeof queues === 'function' ? queues() : queues;
     const entries = await Promise.all(
-      queues.map(async (q) => {
+      current.map(async (q) => {
         const counts = await q.getJobCounts('waiting', 'delayed', 'prioritized');
         return [q.name, (counts.waiting ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)] as const;
       }),

@@ -4,16 +4,53 @@ export type Redactor = (text: string) => string;
 
 const MASK = '[redacted]';
 
-/** Shapes of secrets we redact even when the config does not know the value. */
-const SECRET_SHAPES: RegExp[] = [
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{8,}/g,
-  /\bxapp-[A-Za-z0-9-]{8,}/g,
-  /\b[A-Za-z0-9]{16,}:[A-Za-z0-9]{16,}:[A-Za-z0-9]{16,}\b/g,
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
-  /\b(oauth_signature|oauth_token|token_secret)=("?)[^",&\s]+/gi,
-  /\b(token|client-key-data|client-certificate-data|password|secret)(["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=-]{8,}/gi,
+/** A shape of secret we redact even when the config does not know the value. */
+interface SecretShape {
+  pattern: RegExp;
+  /** What replaces a match; default the mask alone. Keeps the label ("token: ", "://user:") readable. */
+  replace?: (match: string, ...groups: string[]) => string;
+}
+
+const keepLabel = (_m: string, label: string, glue: string) => `${label}${glue}${MASK}`;
+
+/** Key names whose value is a credential, in YAML, JSON, env, headers or query strings. */
+const SECRET_KEY =
+  '[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|passphrase|power_pass|api[_-]?key|apikey|private[_-]?key|client-key-data|credentials?|auth[_-]?key)';
+
+const SECRET_SHAPES: SecretShape[] = [
+  // PEM and OpenSSH private keys, also cut short (an error message may quote only the start).
+  { pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
+  // Slack tokens: bot, user, app, config, refresh, session (xoxb- xoxp- xoxa- xoxo- xoxs- xoxr- xoxe- xoxc- xoxd- xapp-).
+  { pattern: /\bxox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{8,}/g },
+  { pattern: /\bxapp-[A-Za-z0-9-]{8,}/g },
+  // JSON web tokens (Kubernetes service-account tokens, OIDC id-tokens).
+  { pattern: /\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}/g },
+  // A MAAS API key: consumer_key:token_key:token_secret.
+  { pattern: /\b[A-Za-z0-9]{12,}:[A-Za-z0-9]{12,}:[A-Za-z0-9]{16,}\b/g },
+  // Credentials in a URL: scheme://user:password@host (redis://:password@host too).
+  {
+    pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*)(:)[^\s/?#@]+@/gi,
+    replace: (_m, before: string, colon: string) => `${before}${colon}${MASK}@`,
+  },
+  // HTTP authorization schemes; the credential holds a digit or base64 padding, so prose ("basic checks") stays.
+  { pattern: /\b(Bearer|Basic)(\s+)(?=[A-Za-z._~-]*[0-9+/=])[A-Za-z0-9._~+/=-]{8,}/gi, replace: keepLabel },
+  // OAuth 1.0 parameters as MAAS's header or a form carries them.
+  { pattern: /\b(oauth_signature|oauth_token|oauth_consumer_key|token_secret)(=\s*"?)[^",&\s]+/gi, replace: keepLabel },
+  // key: value, key=value, "key": "value" for credential-named keys.
+  { pattern: new RegExp(`\\b(${SECRET_KEY})(["']?\\s*[:=]\\s*["']?)(?!\\[redacted)[^\\s"',;&}]{6,}`, 'gi'), replace: keepLabel },
 ];
+
+/**
+ * Characters that make a reader see something other than what is there: bidi overrides and
+ * isolates, zero-width characters, and terminal control (carriage return, escape sequences).
+ * Tabs and newlines stay. They arrive in MAAS data (hostnames, power_id) and SSH stderr.
+ */
+// eslint-disable-next-line no-control-regex
+const DECEPTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+
+function showEscaped(c: string): string {
+  return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+}
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -30,20 +67,32 @@ export function secretFragments(secret: Secret): string[] {
   return [...parts].filter((p) => p.length >= MIN_SECRET_LENGTH);
 }
 
+/**
+ * A known secret also travels escaped: inside JSON (a log line, job data), percent-encoded
+ * (an OAuth header, a URL) or base64-encoded (a kubeconfig's *-data fields, a Basic header).
+ */
+function encodings(secret: string): string[] {
+  const out = [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)];
+  if (secret.length >= 12) out.push(Buffer.from(secret).toString('base64').replace(/=+$/, ''));
+  return out;
+}
+
+/**
+ * One pass for every outgoing text: the config's secret values (and their escaped forms),
+ * then anything shaped like a credential; deceptive characters are shown as `\\u{…}` escapes.
+ */
 export function createRedactor(secrets: Iterable<string>): Redactor {
-  const known = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  const known = [...new Set([...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH).flatMap(encodings))]
+    .filter((s) => s.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length);
   const knownPattern = known.length ? new RegExp(known.map(escapeRegExp).join('|'), 'g') : null;
   return (text: string) => {
     let out = knownPattern ? text.replace(knownPattern, MASK) : text;
     for (const shape of SECRET_SHAPES) {
-      out = out.replace(shape, (match, ...groups) => {
-        if (shape.source.startsWith('\\b(token|') || shape.source.startsWith('\\b(oauth_')) {
-          return `${groups[0]}${groups[1]}${MASK}`;
-        }
-        return MASK;
-      });
+      const replace = shape.replace;
+      out = replace ? out.replace(shape.pattern, (m, ...g: unknown[]) => replace(m, ...(g as string[]))) : out.replace(shape.pattern, MASK);
     }
-    return out;
+    return out.replace(DECEPTIVE, showEscaped);
   };
 }
 

@@ -1,10 +1,12 @@
+import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { JobContext, JobData, JobDefinition } from '../../jobs/types.ts';
 import { ChatopsError, describeError } from '../errors.ts';
-import type { Notifier } from '../notifier.ts';
+import type { Notifier, ReplyTarget } from '../notifier.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
 import type { Report } from '../report.ts';
+import { CheckDedup, DEDUP_GROUP_FIELD, postTargets } from './dedup.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export interface WorkerOptions {
@@ -16,6 +18,8 @@ export interface WorkerOptions {
   prefix?: string;
   /** Per job kind; a long kind never starves another because each has its own queue and slots. */
   concurrency?: number;
+  /** Per job kind, overriding `concurrency` for the kinds named. */
+  concurrencyByJob?: Readonly<Record<string, number>>;
 }
 
 export interface RunningWorkers {
@@ -29,8 +33,11 @@ function isPermanent(err: unknown): boolean {
 }
 
 export function processorFor(definition: JobDefinition, options: WorkerOptions) {
+  const dedup = new CheckDedup(options.connection, options.prefix ?? DEFAULT_PREFIX);
   return async (job: Job<JobData>): Promise<Report[]> => {
     const log = options.context.log.child({ jobId: job.id, job: definition.name, target: job.data.target, user: job.data.requestedBy });
+    const group = groupOf(job);
+    if (group) await dedup.markStarted(definition.name, job.data.target, group);
     let reports: Report[];
     try {
       reports = redactDeep(await definition.run({ ...options.context, log }, job.data), options.redact);
@@ -38,17 +45,37 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
       log.warn({ err: describeError(err) }, 'job failed');
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (isPermanent(err) || lastAttempt) {
-        if (job.data.reply && options.notifier) {
-          await options.notifier.postError(job.data.reply, options.redact(`${definition.name} ${job.data.target} failed: ${describeError(err)}`));
-        }
+        const message = options.redact(`${definition.name} ${job.data.target} failed: ${describeError(err)}`);
+        if (group) await postToGroup(group, (target) => options.notifier!.postError(target, message));
+        else if (job.data.reply && options.notifier) await options.notifier.postError(job.data.reply, message);
         if (isPermanent(err)) throw new UnrecoverableError(describeError(err));
       }
       throw err;
     }
-    if (job.data.reply && options.notifier) await options.notifier.postReports(job.data.reply, reports);
+    if (group) await postToGroup(group, (target) => options.notifier!.postReports(target, reports));
+    else if (job.data.reply && options.notifier) await options.notifier.postReports(job.data.reply, reports);
     log.info({ statuses: reports.map((r) => r.status) }, 'job done');
     return reports;
+
+    /** A shared check: close its group, then one post per channel that asked (see dedup.ts). */
+    async function postToGroup(id: string, post: (target: ReplyTarget) => Promise<void>): Promise<void> {
+      const waiters = await dedup.closeAndCollect(definition.name, job.data.target, id);
+      if (options.notifier) {
+        const targets = postTargets(waiters);
+        const failures = (await Promise.allSettled(targets.map(post))).filter((r) => r.status === 'rejected');
+        if (failures.length) log.error({ failed: failures.length, of: targets.length, err: describeError(failures[0]!.reason) }, 'could not post a shared result to every channel');
+        // Retrying re-runs the check: only worth it when nobody got the result.
+        if (failures.length && failures.length === targets.length) throw failures[0]!.reason;
+      }
+      await dedup.forget(id);
+      log.info({ requesters: waiters.length }, 'shared check posted');
+    }
   };
+}
+
+function groupOf(job: Job<JobData>): string | undefined {
+  const group = job.data[DEDUP_GROUP_FIELD];
+  return typeof group === 'string' && group ? group : undefined;
 }
 
 export function startJobWorkers(options: WorkerOptions): RunningWorkers {
@@ -57,7 +84,9 @@ export function startJobWorkers(options: WorkerOptions): RunningWorkers {
       new Worker(queueNameFor(definition.name), processorFor(definition, options), {
         connection: options.connection,
         prefix: options.prefix ?? DEFAULT_PREFIX,
-        concurrency: options.concurrency ?? 4,
+        concurrency: options.concurrencyByJob?.[definition.name] ?? options.concurrency ?? 4,
+        // Shows in each job's processedBy: which process ran it, when several share one Redis.
+        name: `${hostname()}:${process.pid}`,
       }),
   );
   for (const w of workers) w.on('error', (err) => options.context.log.error({ err: describeError(err) }, 'worker error'));

@@ -1,15 +1,23 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, SocketModeReceiver, type CustomRoute, type Receiver } from '@slack/bolt';
+import { App, HTTPReceiver, SocketModeReceiver, type CustomRoute, type Receiver, type RespondFn, type SlashCommand } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
 import { dispatchCommand } from '../../commands/dispatch.ts';
+import { findCommand } from '../../commands/index.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { AlertStore } from '../alerts/alert-store.ts';
+import { auditCommand, recordingEnqueue } from '../audit/command-audit.ts';
 import type { CommandContext, CommandReply } from '../../commands/types.ts';
 import type { Config } from '../config.ts';
 import { ChatopsError, describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Redactor } from '../redact.ts';
 import { boltLogger } from './bolt-logger.ts';
-import { commandRefusal } from './command-policy.ts';
+import { commandRefusal, subcommandFor } from './command-policy.ts';
 import { deliverReply } from './deliver-reply.ts';
+import { afterAckQueue } from './after-ack.ts';
+import type { Submitted } from '../queue/dedup.ts';
+import type { JobData } from '../../jobs/types.ts';
 import { guardedEnqueue, type Enqueue } from './guarded-enqueue.ts';
 import { closeServer, startRoutesServer } from './routes-server.ts';
 
@@ -30,6 +38,8 @@ export interface SlackAppOptions {
   /** Web API base URL ending in `/` (SLACK_API_URL); default Slack's. */
   slackApiUrl?: string;
   enqueue: Enqueue;
+  /** Queues a check and says whether it joined an identical one already queued or running. */
+  submit?: (jobName: string, data: JobData) => Promise<Submitted>;
   log: Logger;
   redact: Redactor;
   /** Extra HTTP routes (/healthz, /readyz, /metrics), served in both modes. */
@@ -40,6 +50,12 @@ export interface SlackAppOptions {
   command?: string;
   /** How long a command waits for the queue before telling the user; default 10 s. */
   enqueueTimeoutMs?: number;
+  /** Commands answered at once after their ack (see after-ack.ts); default 8. */
+  afterAckConcurrency?: number;
+  /** Every command and refusal is recorded here; /maas audit reads it. */
+  audit?: AuditLog;
+  /** Alert state for /maas alerts and /maas silence. */
+  alerts?: AlertStore;
 }
 
 export interface SlackApp {
@@ -51,6 +67,8 @@ export interface SlackApp {
 }
 
 const DEFAULT_PORT = 3000;
+/** Measured in bench/ack-latency.ts: acks stay within the bare Bolt app's latency at 200 concurrent commands. */
+const DEFAULT_AFTER_ACK_CONCURRENCY = 8;
 const SLACK_API_URL = 'https://slack.com/api/';
 
 export async function createSlackApp(options: SlackAppOptions): Promise<SlackApp> {
@@ -151,13 +169,28 @@ async function initialize(app: App): Promise<void> {
 
 function registerCommand(app: App, options: SlackAppOptions, log: Logger): void {
   const enqueue = guardedEnqueue(options.enqueue, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log });
+  const submit = options.submit ? guardedEnqueue(options.submit, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log }) : undefined;
+  const afterAck = afterAckQueue(options.afterAckConcurrency ?? DEFAULT_AFTER_ACK_CONCURRENCY);
   app.command(options.command ?? '/maas', async ({ command, ack, respond, client }) => {
     // Slack gives 3 seconds; nothing the queue does may delay this.
     await ack();
-    const where = { user: command.user_id, channel: command.channel_id };
-    let reply: CommandReply;
+    const release = await afterAck.turn();
     try {
-      const refusal = commandRefusal(options.config.slack, where.user, where.channel);
+      await answerCommand(command, respond, client);
+    } finally {
+      release();
+    }
+  });
+
+  async function answerCommand(command: SlashCommand, respond: RespondFn, client: WebClient): Promise<void> {
+    const where = { user: command.user_id, channel: command.channel_id };
+    const text = command.text ?? '';
+    const queued = recordingEnqueue(enqueue);
+    let reply: CommandReply;
+    let refusal: string | undefined;
+    let failure: unknown;
+    try {
+      refusal = commandRefusal(options.config.slack, where.user, where.channel, subcommandFor(text, findCommand));
       if (refusal) {
         reply = { text: refusal, visibility: 'ephemeral' };
       } else {
@@ -165,11 +198,15 @@ function registerCommand(app: App, options: SlackAppOptions, log: Logger): void 
           config: options.config,
           ...where,
           ...(command.response_url ? { responseUrl: command.response_url } : {}),
-          enqueue,
+          enqueue: queued.enqueue,
+          ...(submit ? { submit: recordingSubmit(submit, queued.jobIds) } : {}),
+          ...(options.audit ? { audit: options.audit } : {}),
+          ...(options.alerts ? { alerts: options.alerts } : {}),
         };
-        reply = await dispatchCommand(ctx, command.text ?? '');
+        reply = await dispatchCommand(ctx, text);
       }
     } catch (err) {
+      failure = err;
       log.error({ ...where, err: describeError(err) }, '/maas failed');
       reply = { text: `/maas failed: ${describeError(err)}`, visibility: 'ephemeral' };
     }
@@ -179,7 +216,17 @@ function registerCommand(app: App, options: SlackAppOptions, log: Logger): void 
     } catch (err) {
       log.error({ ...where, err: describeError(err), slackError: slackCode(err) }, 'could not post the /maas answer');
     }
-  });
+    await auditCommand(options.audit, { ...where, text, reply, jobIds: queued.jobIds, ...(refusal ? { refusal } : {}), ...(failure !== undefined ? { error: failure } : {}) });
+  }
+}
+
+/** A shared check still names its job in the audit trail. */
+function recordingSubmit(submit: (jobName: string, data: JobData) => Promise<Submitted>, jobIds: string[]) {
+  return async (jobName: string, data: JobData): Promise<Submitted> => {
+    const submitted = await submit(jobName, data);
+    jobIds.push(submitted.id);
+    return submitted;
+  };
 }
 
 /** Slack's error code (invalid_auth, channel_not_found…) when Slack answered. */

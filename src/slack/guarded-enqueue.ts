@@ -8,7 +8,7 @@ export type Enqueue = (jobName: string, data: JobData) => Promise<string>;
  * The queue as a command sees it: bounded in time, and failing with a message a person can act on
  * (the cause goes to the log, not to Slack: a Redis URL may carry a password).
  */
-export function guardedEnqueue(enqueue: Enqueue, options: { timeoutMs: number; log: Logger }): Enqueue {
+export function guardedEnqueue<T = string>(enqueue: (jobName: string, data: JobData) => Promise<T>, options: { timeoutMs: number; log: Logger }): (jobName: string, data: JobData) => Promise<T> {
   return async (jobName, data) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {

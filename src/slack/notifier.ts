@@ -2,9 +2,11 @@ import { ErrorCode, LogLevel, WebClient, WebClientEvent, type RetryOptions } fro
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Notifier, ReplyTarget } from '../notifier.ts';
+import type { PlanMessageView } from '../repair/plan-view.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
 import type { Report } from '../report.ts';
 import { toSlackText } from './mrkdwn.ts';
+import { renderPlanMessage } from './plan-render.ts';
 import { renderReports } from './render.ts';
 
 export interface SlackNotifierOptions {
@@ -86,6 +88,32 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     // Redacted before rendering too: clipping could cut a secret short of what the redactor recognises.
     postReports: (target, reports: Report[]) => post(target, renderReports(redactDeep(reports, options.redact))),
     postError: (target, message) => post(target, { text: `:x: ${toSlackText(options.redact(message))}` }),
+    ...planMessages(client, options.redact, log),
+  };
+}
+
+/** Repairs: the plan message with its buttons, its updates and its thread (src/slack/plan-render.ts). */
+function planMessages(client: WebClient, redact: Redactor, log: Logger): Required<Pick<Notifier, 'postPlan' | 'updatePlan' | 'postInThread'>> {
+  const content = (view: PlanMessageView) => {
+    const { text, blocks } = renderPlanMessage(redactDeep(view, redact));
+    return { text: redact(text), blocks: redactDeep(blocks, redact) as never[] };
+  };
+  const failed = (what: string, channel: string) => (err: unknown) => {
+    const slackError = slackErrorCode(err);
+    log.error({ channel, slackError, err: describeError(err) }, `could not ${what}`);
+    throw new SlackDeliveryError(`Slack refused to ${what} in ${channel}${slackError ? ` (${slackError})` : ''}`, slackError, !(slackError && PERMANENT.has(slackError)), err);
+  };
+  return {
+    postPlan: async (target, view) => {
+      const res = await client.chat.postMessage({ channel: target.channel, ...content(view) }).catch(failed('post a plan', target.channel));
+      return { channel: res.channel ?? target.channel, ts: res.ts ?? '' };
+    },
+    updatePlan: async (ref, view) => {
+      await client.chat.update({ channel: ref.channel, ts: ref.ts, ...content(view) }).catch(failed('update a plan', ref.channel));
+    },
+    postInThread: async (ref, text) => {
+      await client.chat.postMessage({ channel: ref.channel, thread_ts: ref.ts, text: toSlackText(redact(text)) }).catch(failed('post in a plan thread', ref.channel));
+    },
   };
 }
 

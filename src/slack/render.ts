@@ -54,7 +54,7 @@ const OUTCOME_ICON: Record<StepOutcome, string> = {
 };
 
 /** Per-piece caps: a finding stays readable and leaves room for the others. */
-const CAP = { subject: 200, summary: 600, fix: 600, evidence: 900, evidenceValue: 240, arrayItems: 8, line: 500, fallback: 3000 };
+const CAP = { overflowSubjects: 600, subject: 200, summary: 600, fix: 600, evidence: 900, evidenceValue: 240, arrayItems: 8, line: 500, fallback: 3000 };
 /** Sections a plan or a results list may take, so findings keep some room. */
 const MAX_LIST_SECTIONS = 3;
 
@@ -331,7 +331,23 @@ function compactArray(values: readonly unknown[], max: number): string {
 }
 
 function overflowBlock(rest: readonly Finding[]): Block {
-  return section(`…and ${rest.length} more finding${rest.length === 1 ? '' : 's'}: ${codeCounts(rest, 20)}`);
+  const head = `…and ${rest.length} more finding${rest.length === 1 ? '' : 's'}: ${codeCounts(rest, 20)}`;
+  return section(`${head}${subjectList(rest, CAP.overflowSubjects)}`);
+}
+
+/** ` on a, b, c, … +N more`: which machines or records the counted findings are about. */
+function subjectList(findings: readonly Finding[], max: number): string {
+  const subjects = [...new Set(findings.map((f) => escapeMrkdwn(f.subject)))];
+  const shown: string[] = [];
+  let used = 0;
+  for (const subject of subjects) {
+    if (used + subject.length + 2 > max) break;
+    shown.push(subject);
+    used += subject.length + 2;
+  }
+  if (!shown.length) return '';
+  const more = subjects.length - shown.length;
+  return ` on ${shown.join(', ')}${more ? `, … +${more} more` : ''}`;
 }
 
 /** `MAC_DRIFT` ×30, `MAC_NOT_VIRSH` ×7, most frequent first. */

@@ -4,6 +4,7 @@ import { fixDnsJob } from '../../jobs/fix-dns.ts';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import type { AuditInput } from '../../src/audit/audit-entry.ts';
+import type { AuditLog } from '../../src/audit/audit-log.ts';
 import { dnsHash } from '../../src/checks/dns.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
@@ -67,20 +68,21 @@ async function startStack(config: Config, adapters: Adapters, secrets: string[])
   closers.push(() => queues.close());
   const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact, log, retryConfig: { retries: 0 } });
   const workerPlans = createPlanStore(redis, { prefix });
+  const audit: AuditInput[] = [];
+  const auditLog = { record: async (entry: AuditInput) => void audit.push(entry) };
   const workers: RunningWorkers = startJobWorkers({
     connection: redis,
     jobs: new Map([
       ['fix-dns', fixDnsJob],
       ['fix-macs', fixMacsJob],
     ]),
-    context: { config, adapters, log, plans: workerPlans, notifier },
+    context: { config, adapters, log, plans: workerPlans, notifier, audit: auditLog as unknown as AuditLog },
     notifier,
     redact,
     prefix,
   });
   closers.push(() => workers.close());
   const clock = { offsetMs: 0 };
-  const audit: AuditInput[] = [];
   const plans = createPlanStore(producer, { prefix });
   const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1]) => queues.enqueue(name, data);
   const app: SlackApp = await createSlackApp({
@@ -94,7 +96,7 @@ async function startStack(config: Config, adapters: Adapters, secrets: string[])
     enqueue,
     log,
     redact,
-    registerExtras: approvalHandlers({ config, plans, enqueue, log, redact, now: () => Date.now() + clock.offsetMs, audit: { record: async (entry) => void audit.push(entry) } }),
+    registerExtras: approvalHandlers({ config, plans, enqueue, log, redact, now: () => Date.now() + clock.offsetMs, audit: auditLog }),
   });
   await app.start();
   closers.push(() => app.stop());
@@ -215,6 +217,12 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
       ['refusal', 'U0LEAD1', 'refused'],
       ['refusal', 'U0OPS2', 'refused'],
       ['approval', 'U0LEAD2', 'approved'],
+      ['repair-step', 'U0LEAD2', 'verified'],
+      ['repair-step', 'U0LEAD2', 'verified'],
+    ]);
+    expect(stack.audit.filter((e) => e.kind === 'repair-step').map((e) => [e.action, e.subject, e.planId])).toEqual([
+      ['set-dns-ips', 'prod-k8s.maas.example', planIdOf(plan)],
+      ['set-dns-hash', 'prod-k8s.maas.example', planIdOf(plan)],
     ]);
   }, 30_000);
 

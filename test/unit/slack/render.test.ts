@@ -182,7 +182,7 @@ describe('renderReport', () => {
     expect(severities).toEqual([...severities].sort((a, b) => b - a));
     const overflow = all.find((t) => t.startsWith('…and'));
     const hidden = bigMacDiff.findings.length - shown.length;
-    expect(overflow).toMatch(new RegExp(`^…and ${hidden} more findings: \`MAC_DRIFT\` ×\\d+, \`MAC_NOT_VIRSH\` ×\\d+, \`MAC_IN_USE\` ×\\d+$`));
+    expect(overflow).toMatch(new RegExp(`^…and ${hidden} more findings: \`MAC_DRIFT\` ×\\d+, \`MAC_NOT_VIRSH\` ×\\d+, \`MAC_IN_USE\` ×\\d+ on vm-[^ ]+, .* … \\+\\d+ more$`));
   });
 
   it('summarises long evidence instead of cutting it mid-word', () => {
