@@ -9,9 +9,8 @@
  * Needs Redis at $REDIS_URL (default redis://127.0.0.1:6379). Writes (or replaces) the
  * `## alert latency` section of bench/RESULTS.md.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeResultsSection } from './lib/results-md.ts';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { findJob } from '../jobs/index.ts';
 import type { JobDefinition } from '../jobs/types.ts';
 import { startAlerting, type Alerting } from '../src/alerts/start-alerting.ts';
@@ -255,23 +254,8 @@ async function main(): Promise<void> {
     '',
   ].join('\n');
   process.stdout.write(`${text}\n`);
-  writeSection(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), 'alert latency', text);
+  writeResultsSection('## alert latency', text.replace(/^## alert latency\n+/, ''));
   process.exit(0);
-}
-
-/** Replaces `## <name>` up to the next `## ` heading (or appends it). */
-function writeSection(path: string, name: string, section: string): void {
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmark results\n\n';
-  const lines = current.split('\n');
-  const start = lines.findIndex((l) => l.trim() === `## ${name}`);
-  if (start < 0) {
-    writeFileSync(path, `${current.replace(/\n*$/, '\n\n')}${section}`);
-    return;
-  }
-  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
-  if (end < 0) end = lines.length;
-  const next = [...lines.slice(0, start), ...section.replace(/\n$/, '').split('\n'), '', ...lines.slice(end)].join('\n');
-  writeFileSync(path, next.replace(/\n*$/, '\n'));
 }
 
 main().catch((err: unknown) => {

@@ -8,9 +8,9 @@
  * Writes (or replaces) the `## mac-diff` section of bench/RESULTS.md.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { writeResultsSection } from './lib/results-md.ts';
+import os from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { checkSiteMacs } from '../jobs/mac-diff.ts';
 import type { JobContext } from '../jobs/types.ts';
@@ -197,26 +197,11 @@ async function main(): Promise<void> {
     ];
     const text = lines.join('\n');
     console.log(text);
-    writeSection(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), 'mac-diff', text);
+    writeResultsSection('## mac-diff', text.replace(/^## mac-diff\n+/, ''));
   } finally {
     await lab.close();
   }
   process.exit(0);
-}
-
-/** Replaces `## <name>` up to the next `## ` heading (or appends it). */
-function writeSection(path: string, name: string, section: string): void {
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmark results\n\n';
-  const lines = current.split('\n');
-  const start = lines.findIndex((l) => l.trim() === `## ${name}`);
-  if (start < 0) {
-    writeFileSync(path, `${current.replace(/\n*$/, '\n\n')}${section}`);
-    return;
-  }
-  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
-  if (end < 0) end = lines.length;
-  const next = [...lines.slice(0, start), ...section.replace(/\n$/, '').split('\n'), '', ...lines.slice(end)].join('\n');
-  writeFileSync(path, next.replace(/\n*$/, '\n'));
 }
 
 main().catch((err: unknown) => {

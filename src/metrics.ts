@@ -1,3 +1,4 @@
+import { withTimeout } from './with-timeout.ts';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MaasRequestInfo } from './maas/client.ts';
 import type { Status, StepOutcome } from './report.ts';
@@ -328,19 +329,3 @@ export function bullmqDepthSupplier(queues: readonly DepthQueue[] | (() => reado
   };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
-}

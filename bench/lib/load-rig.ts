@@ -5,6 +5,7 @@
  * real Redis under a fresh prefix. Many sites and clusters alias the lab's, so that a burst holds
  * many distinct checks (each asked for several times, as people do in an incident).
  */
+import { deletePrefix } from '../../src/lab/redis-keys.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -198,14 +199,6 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
 
 /** Nearest-rank percentile of an ascending array. */
 export function percentile(sorted: number[], p: number): number {

@@ -1,3 +1,4 @@
+import { withTimeout } from '../with-timeout.ts';
 import { randomUUID } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -70,10 +71,10 @@ export class JobQueues {
     if (options.jobId) opts.jobId = options.jobId;
     if (options.attempts) opts.attempts = options.attempts;
     if (!this.deduplicates(jobName, options)) {
-      const job = await withTimeout(this.#add(jobName, data, opts), this.timeoutMs);
+      const job = await queueAnswer(this.#add(jobName, data, opts), this.timeoutMs);
       return { id: job.id ?? '' };
     }
-    return withTimeout(this.#joinOrAdd(jobName, data, opts), this.timeoutMs);
+    return queueAnswer(this.#joinOrAdd(jobName, data, opts), this.timeoutMs);
   }
 
   deduplicates(jobName: string, options: EnqueueOptions = {}): boolean {
@@ -122,22 +123,12 @@ export function assertNoSecret(data: unknown, redact: Redactor): void {
   if (redact(json) !== json) throw new ChatopsError('GUARD_REFUSED', 'refusing to queue a job whose data holds a secret');
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new ChatopsError('REDIS_UNAVAILABLE', 'the job queue (Redis) did not answer', { hint: 'Check REDIS_URL and that Redis is running; then try again' })),
-      ms,
-    );
-    timer.unref();
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(new ChatopsError('REDIS_UNAVAILABLE', 'the job queue (Redis) refused the job', { hint: 'Check REDIS_URL and that Redis is running; then try again', cause: err }));
-      },
-    );
+const REDIS_HINT = 'Check REDIS_URL and that Redis is running; then try again';
+
+/** The queue's answer within `ms`, or an error a person can act on. */
+function queueAnswer<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return withTimeout(promise, ms, () => new ChatopsError('REDIS_UNAVAILABLE', 'the job queue (Redis) did not answer', { hint: REDIS_HINT })).catch((err: unknown) => {
+    if (err instanceof ChatopsError) throw err;
+    throw new ChatopsError('REDIS_UNAVAILABLE', 'the job queue (Redis) refused the job', { hint: REDIS_HINT, cause: err });
   });
 }
