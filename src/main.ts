@@ -97,7 +97,7 @@ async function startWorkers(w: Wiring): Promise<void> {
   w.closers.push(() => workers.close());
   const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log }) : undefined;
   // Not awaited: syncing the schedulers waits for Redis, and a process started while Redis is down must still come up (and say so on /readyz).
-  const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact }).catch((err: unknown) => {
+  const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit }).catch((err: unknown) => {
     w.log.error({ err: describeError(err) }, 'drift alerting could not start');
     return undefined;
   });

@@ -1,4 +1,5 @@
 import { describeError } from '../errors.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 import type { Logger } from '../log.ts';
 import type { Report } from '../report.ts';
 import { renderAlert, threadNote } from './alert-message.ts';
@@ -22,7 +23,11 @@ export interface AlertReconcilerOptions {
   now?: () => number;
   /** How long a reconcile waits for another one of the same (check, target); default 60 s. */
   lockWaitMs?: number;
+  /** Alerts opened, re-opened, changed and resolved go to the audit trail. */
+  audit?: AuditLog;
 }
+
+const AUDITED_EVENTS: readonly AlertEvent[] = ['opened', 'reopened', 'changed', 'resolved'];
 
 export interface ReconcileOutcome {
   id: string;
@@ -99,6 +104,9 @@ export class AlertReconciler {
       log.warn({ err: describeError(err) }, 'could not bring the alert message up to date; the next scan tries again');
     }
     await this.#o.store.save(record, this.#quietMs + 60_000);
+    if (AUDITED_EVENTS.includes(t.event)) {
+      await this.#o.audit?.record({ kind: 'alert', actor: 'scheduler', action: check, target, subject: seen.kind, outcome: t.event, ...(record.channel ? { channel: record.channel } : {}) });
+    }
     log.info({ posted: outcome.posted, updated: outcome.updated, threaded: outcome.threaded, muted }, 'alert reconciled');
     return outcome;
   }

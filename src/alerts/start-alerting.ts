@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.ts';
 import type { Redis } from 'ioredis';
 import { createScanJob, SCAN_JOB } from '../../jobs/scan.ts';
 import type { JobDefinition } from '../../jobs/types.ts';
@@ -32,6 +33,8 @@ export interface AlertingOptions {
   /** Tests inject their own check jobs; default jobs/index.ts. */
   findJob?: (name: string) => JobDefinition | undefined;
   now?: () => number;
+  /** The audit trail for alert transitions. */
+  audit?: AuditLog;
 }
 
 /** Never called: without a channel the reconciler posts nothing. */
@@ -66,6 +69,7 @@ export async function startAlerting(options: AlertingOptions): Promise<Alerting>
     log,
     ...(options.quietMs !== undefined ? { quietMs: options.quietMs } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
   });
   if (!channel) log.warn(options.sender ? 'slack.alertChannel is not set: drift is tracked (/maas alerts) but not posted' : 'no Slack sender: drift is tracked (/maas alerts) but not posted');
   const scanJob = createScanJob({ store, reconciler, redact: options.redact, ...(options.findJob ? { findJob: options.findJob } : {}) });

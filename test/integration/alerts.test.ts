@@ -3,6 +3,8 @@ import type { Redis } from 'ioredis';
 import { createScanJob } from '../../jobs/scan.ts';
 import type { JobContext, JobDefinition } from '../../jobs/types.ts';
 import { AlertStore } from '../../src/alerts/alert-store.ts';
+import type { AuditInput } from '../../src/audit/audit-entry.ts';
+import type { AuditLog } from '../../src/audit/audit-log.ts';
 import { AlertReconciler } from '../../src/alerts/reconcile.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText } from '../../src/config.ts';
@@ -70,7 +72,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function lab(options: { quietMs?: number } = {}) {
+async function lab(options: { quietMs?: number; audit?: AuditInput[] } = {}) {
   const prefix = freshPrefix('alerts');
   const slack = await startSlackEmulator();
   const admin = createRedis(TEST_REDIS_URL, 'worker');
@@ -87,7 +89,8 @@ async function lab(options: { quietMs?: number } = {}) {
     const redis = createRedis(TEST_REDIS_URL, 'worker');
     const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
     const store = new AlertStore(redis, prefix);
-    const reconciler = new AlertReconciler({ store, sender, channel: ALERTS, log, quietMs: options.quietMs ?? 600_000, now: () => clock.now });
+    const audit = options.audit ? ({ record: async (e: AuditInput) => void options.audit!.push(e) } as unknown as AuditLog) : undefined;
+    const reconciler = new AlertReconciler({ store, sender, channel: ALERTS, log, quietMs: options.quietMs ?? 600_000, now: () => clock.now, ...(audit ? { audit } : {}) });
     const job = createScanJob({ store, reconciler, redact, findJob: (n) => (n === 'mac-diff' ? fake.definition : undefined) });
     let closed = false;
     const close = async () => {
@@ -108,6 +111,24 @@ const actionIds = (m: EmulatedMessage | undefined) =>
   (m?.blocks ?? []).flatMap((b) => ((b as { type: string }).type === 'actions' ? (b as { elements: { action_id: string }[] }).elements.map((e) => e.action_id) : []));
 
 describe('drift alerts on real Redis and the Slack emulator', () => {
+  it('records opened, changed and resolved in the audit trail, and nothing for an unchanged scan', async () => {
+    const audit: AuditInput[] = [];
+    const { fake, runner } = await lab({ audit });
+    const w = runner();
+    fake.findings = drifts(2);
+    await w.scan();
+    await w.scan();
+    fake.findings = drifts(3);
+    await w.scan();
+    fake.findings = [];
+    await w.scan();
+    expect(audit.map((e) => [e.kind, e.action, e.target, e.outcome])).toEqual([
+      ['alert', 'mac-diff', 'site-b', 'opened'],
+      ['alert', 'mac-diff', 'site-b', 'changed'],
+      ['alert', 'mac-diff', 'site-b', 'resolved'],
+    ]);
+  });
+
   it('posts once per incident, updates in place while it lasts, and resolves on recovery', async () => {
     const { slack, fake, clock, runner } = await lab();
     const w = runner();
