@@ -27,6 +27,7 @@ registerCommand(scanCommand);
 registerCommand(auditCommand);
 registerCommand(fixCommand({ name: 'fix-macs', targetKind: 'site', summary: "plan the MAC repair for a site (MAAS's records to the live VMs), posted for an approver's Approve" }));
 registerCommand(fixCommand({ name: 'fix-dns', targetKind: 'cluster', summary: "plan putting the running control plane's IPs back on the API server record (and its hash), posted for an approver's Approve" }));
+registerCommand(fixCommand({ name: 'fix-resolver', targetKind: 'site', summary: "plan the rack resolver repair (the forwarder on the rack, then the subnet's DNS in MAAS), posted for an approver's Approve" }));
 
 export function findCommand(name: string): CommandDefinition | undefined {
   return commandList.find((c) => c.name === name);

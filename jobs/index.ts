@@ -4,6 +4,7 @@ import { macDiffJob } from './mac-diff.ts';
 import { dnsCheckJob } from './dns-check.ts';
 import { fixMacsJob } from './fix-macs.ts';
 import { fixDnsJob } from './fix-dns.ts';
+import { fixResolverJob } from './fix-resolver.ts';
 
 /** Every job processor by name (DESIGN.md principle 8). Later work adds one line each. */
 export const jobRegistry = new Map<string, JobDefinition>();
@@ -18,6 +19,7 @@ registerJob(macDiffJob);
 registerJob(dnsCheckJob);
 registerJob(fixMacsJob);
 registerJob(fixDnsJob);
+registerJob(fixResolverJob);
 
 export function findJob(name: string): JobDefinition | undefined {
   return jobRegistry.get(name);

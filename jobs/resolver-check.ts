@@ -1,4 +1,5 @@
 import { evaluateResolver } from '../src/checks/resolver.ts';
+import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
 import { probeSiteResolver } from '../src/dns-probe/site-probe.ts';
 import { finishReport, type Report } from '../src/report.ts';
 import { resolveTargets, runPerTarget } from '../src/targets.ts';
@@ -36,7 +37,11 @@ async function checkSite(ctx: JobContext, name: string): Promise<Report> {
       startedAt,
     );
   }
-  const snapshot = await probeSiteResolver(site, ctx.adapters.ssh);
+  // With a forwarder and the node-facing subnet configured, MAAS says which resolver nodes are given.
+  const snapshot =
+    site.rack.forwarder && site.rack.subnet !== undefined
+      ? (await gatherSiteResolver(site, ctx.adapters, { probeForwarder: 'when-delegated' })).snapshot
+      : await probeSiteResolver(site, ctx.adapters.ssh);
   ctx.log.debug({ site: name, outcome: snapshot.observation.outcome }, 'resolver probed');
   return finishReport({ kind: 'resolver-check', target: name, ...evaluateResolver(snapshot) }, startedAt);
 }

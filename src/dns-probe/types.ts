@@ -37,6 +37,23 @@ export interface ResolverSnapshot {
   /** rack.forwarder, when configured: the runbook's fix names it. */
   forwarder?: string;
   observation: ResolverObservation;
+  /**
+   * Present when MAAS's node-facing subnet (rack.subnet) points nodes at rack.forwarder with
+   * allow_dns off: then the forwarder is the resolver nodes depend on, and `observation` is only
+   * the rack's own resolver (which dhcpd still hands out first).
+   */
+  delegation?: ForwarderDelegation;
+  /** rack.subnet is configured but could not be read or found in MAAS: why. */
+  subnetProblem?: string;
+}
+
+/** MAAS's subnet hands nodes the forwarder instead of the rack (fix-resolver's change), and what the forwarder answered. */
+export interface ForwarderDelegation {
+  subnet: { id: number; cidr: string; dns_servers: string[]; allow_dns: boolean };
+  /** `host` or `host:port`, as resolverLabel prints it. */
+  forwarder: string;
+  command?: string;
+  observation: ResolverObservation;
 }
 
 export function resolverLabel(host: string, port: number): string {

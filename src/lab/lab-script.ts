@@ -50,4 +50,7 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report' },
   { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: 'The next scans mark both alerts resolved' },
   { kind: 'command', user: 'operator', text: 'scan prod', expect: 'alert' },
+  { kind: 'command', user: 'operator', text: 'fix-resolver site-b', expect: 'report', note: "The resolver repair: the rack's forwarder (installed by the configured command), then the subnet's DNS in MAAS" },
+  { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 5, note: 'Approved: forwarder started and verified from the rack, subnet changed and read back, resolver-check run again' },
+  { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Nodes at site-b now resolve through the forwarder (the DHCP trap noted)' },
 ];

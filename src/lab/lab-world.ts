@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator } from './maas-sim/index.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from './kube-sim/index.ts';
-import { startLabRack, type LabRack } from './rack-sim/index.ts';
-import { generateKeyPair } from './ssh-sim/index.ts';
+import { startLabRack, startRack, type LabRack, type SimulatedRack } from './rack-sim/index.ts';
+import { generateKeyPair, type CommandHandler } from './ssh-sim/index.ts';
+import { forwarderInstallCommand } from '../repair/resolver-steps.ts';
 import { macLabScenario, startVmHost, type SimVmHost } from './vmhost-sim/index.ts';
 
 export const LAB_USERS = {
@@ -14,6 +15,42 @@ export const LAB_USERS = {
 } as const;
 export const LAB_CHANNELS = { ops: 'C0OPS', alerts: 'C0ALERTS' } as const;
 export const SITE_B_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
+/** site-b's rack.forwarderInstall, as the seed's runbook runs it on the rack. */
+export const SITE_B_FORWARDER_INSTALL = 'sudo /opt/dc/dc-rack-net.sh install';
+
+/** site-b's forwarder (dnsmasq on a rack alias in the seed): not running until rack.forwarderInstall runs on the rack. */
+export interface LabForwarder {
+  host: string;
+  port: number;
+  readonly running: boolean;
+  /** The rack's SSH server hands it every command; it answers only the configured install line. */
+  commandHandler: CommandHandler;
+  close(): Promise<void>;
+}
+
+async function startLabForwarder(): Promise<LabForwarder> {
+  // Take a free port for the forwarder's address, then leave it unbound: "not running" refuses at once, as a stopped dnsmasq does.
+  const placeholder = await startRack({ mode: 'healthy' });
+  const { host, port } = placeholder;
+  await placeholder.close();
+  const install = forwarderInstallCommand(SITE_B_FORWARDER_INSTALL);
+  let running: SimulatedRack | undefined;
+  return {
+    host,
+    port,
+    get running() {
+      return running !== undefined;
+    },
+    commandHandler: async (command) => {
+      if (command !== install) return undefined;
+      running ??= await startRack({ mode: 'healthy', host, port });
+      return { code: 0, stdout: `dc-rack-net: forwarder listening on ${host}#${port}, no-resolv\n` };
+    },
+    close: async () => {
+      await running?.close();
+    },
+  };
+}
 
 /** Every simulated peer of the demo, modelled on the two seed incidents, on loopback only. */
 export interface LabWorld {
@@ -24,6 +61,8 @@ export interface LabWorld {
   maas: MaasSimulator;
   kube: Record<string, KubeSimulator>;
   racks: Record<string, LabRack>;
+  /** site-b's forwarder, started by fix-resolver's install step. */
+  forwarder: LabForwarder;
   vmHosts: SimVmHost[];
   close(): Promise<void>;
 }
@@ -60,9 +99,11 @@ export async function startLabWorld(): Promise<LabWorld> {
       clusters[c.name] = { maas: 'region-a', kube: { kubeconfig: `env:${envName}`, namespace: c.namespace } };
     }
 
+    const forwarder = await startLabForwarder();
+    closers.push(() => forwarder.close());
     const racks: Record<string, LabRack> = {
       'site-a': await startLabRack({ mode: 'healthy', authorizedKey: client.publicKey }),
-      'site-b': await startLabRack({ mode: 'servfail', authorizedKey: client.publicKey }),
+      'site-b': await startLabRack({ mode: 'servfail', authorizedKey: client.publicKey, commandHandler: forwarder.commandHandler }),
     };
     for (const r of Object.values(racks)) closers.push(() => r.close());
 
@@ -77,11 +118,12 @@ export async function startLabWorld(): Promise<LabWorld> {
         hosts[address] = { port: host.ssh.port, hostKey: host.ssh.hostKeyFingerprint };
       }
       const rack = racks[site.name];
-      const extra = site.name === 'site-b' ? { subnet: SITE_B_SUBNET.cidr } : {};
+      const siteB = site.name === 'site-b';
+      const extra = siteB ? { subnet: SITE_B_SUBNET.cidr, forwarder: `${forwarder.host}:${forwarder.port}` } : {};
       sites[site.name] = {
         maas: 'region-a',
         machines: { zone: site.zone },
-        ...(rack ? { rack: rack.rackConfig('env:LAB_SSH_KEY', extra) } : {}),
+        ...(rack ? { rack: { ...rack.rackConfig('env:LAB_SSH_KEY', extra), ...(siteB ? { forwarderInstall: SITE_B_FORWARDER_INSTALL } : {}) } } : {}),
         vmHosts: hosts,
       };
     }
@@ -103,7 +145,7 @@ export async function startLabWorld(): Promise<LabWorld> {
     closers.push(() => rmSync(dir, { recursive: true, force: true }));
     const configPath = join(dir, 'maas-chatops.yaml');
     writeFileSync(configPath, configText, { mode: 0o600 });
-    return { configPath, configText, env, maas, kube, racks, vmHosts, close };
+    return { configPath, configText, env, maas, kube, racks, forwarder, vmHosts, close };
   } catch (err) {
     await close();
     throw err;

@@ -252,13 +252,15 @@ export function dnsIpValue(id: number, ips: string[]): string {
   return cleaned.join(' ');
 }
 
-/** MAAS resets an omitted allow_dns or allow_proxy to true, so both always go, as 1/0. */
+/** MAAS resets an omitted allow_dns or allow_proxy (and managed) to true: both flags always go, as 1/0, and managed when the caller read it. */
 export function subnetDnsForm(update: SubnetDnsUpdate): Query {
-  return [
+  const form: Query = [
     ['dns_servers', update.dns_servers.join(' ')],
     ['allow_dns', update.allow_dns ? '1' : '0'],
     ['allow_proxy', update.allow_proxy ? '1' : '0'],
   ];
+  if (update.managed !== undefined) form.push(['managed', update.managed ? '1' : '0']);
+  return form;
 }
 
 function networkCode(err: unknown): string | undefined {

@@ -79,6 +79,8 @@ export interface SubnetDnsUpdate {
   dns_servers: string[];
   allow_dns: boolean;
   allow_proxy: boolean;
+  /** SubnetForm.clean resets an omitted `managed` to true as well: send it as read when known. */
+  managed?: boolean;
 }
 
 /** The typed MAAS calls the jobs use. Errors are MaasApiError (status + MAAS's message). */

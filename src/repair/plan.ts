@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { finishReport, type Finding, type PlanStep, type Report, type StepResult } from '../report.ts';
 
-export type RepairKind = 'fix-macs' | 'fix-dns';
+export type RepairKind = 'fix-macs' | 'fix-dns' | 'fix-resolver';
 
 /** What a planner computes from a fresh check: the steps, and the subjects it will not touch. */
 export interface RepairPlan {

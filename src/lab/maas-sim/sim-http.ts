@@ -19,7 +19,7 @@ export interface SimResponse {
 }
 
 export interface SimRules {
-  /** What a subnet PUT does with an omitted allow_dns / allow_proxy. */
+  /** What a subnet PUT does with an omitted allow_dns / allow_proxy / managed (forms/subnet.py resets them to true; with APIEditMixin's override, current MAAS keeps them). */
   subnetOmittedFlags: 'reset-to-true' | 'keep';
 }
 

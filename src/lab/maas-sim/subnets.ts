@@ -18,7 +18,7 @@ function truthy(value: string): boolean {
 }
 
 /**
- * PUT. allow_dns / allow_proxy: sent values as MAAS reads them; an omitted one is reset to true
+ * PUT. allow_dns / allow_proxy / managed: sent values as MAAS reads them; an omitted one is reset to true
  * under the default `reset-to-true` rule (see SimRules). dns_servers: every value, each split on
  * commas and whitespace; an empty value clears the list.
  */
@@ -42,6 +42,8 @@ export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimR
   s.dns_servers = dnsServers;
   s.allow_dns = flag('allow_dns', s.allow_dns);
   s.allow_proxy = flag('allow_proxy', s.allow_proxy);
+  // forms/subnet.py: `if "managed" not in self.data: cleaned_data["managed"] = True`, under the same rule.
+  s.managed = flag('managed', s.managed);
   const name = lastValue(form, 'name');
   if (name) s.name = name;
   const description = lastValue(form, 'description');

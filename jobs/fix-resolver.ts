@@ -1,0 +1,28 @@
+import type { SiteConfig } from '../src/config.ts';
+import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
+import { configRefusal, planResolverRepair, type ResolverRepairInput } from '../src/repair/resolver-planner.ts';
+import { resolverStepRunner } from '../src/repair/resolver-steps.ts';
+import { runRepairJob, type RepairDefinition } from './execute-plan.ts';
+import type { JobContext, JobDefinition } from './types.ts';
+
+/** A fresh resolver-check of the site, as fix-resolver plans from it: dig on the rack for the resolver and the forwarder, and MAAS's subnet. */
+export async function gatherResolverRepair(ctx: JobContext, name: string): Promise<ResolverRepairInput> {
+  const site = ctx.config.sites[name] as SiteConfig;
+  const input: ResolverRepairInput = { site: name, ...(site.rack ? { rack: site.rack } : {}) };
+  if (configRefusal(name, site.rack) !== null) return input;
+  return { ...input, gathered: await gatherSiteResolver(site, ctx.adapters, { probeForwarder: 'always', via: 'ssh' }) };
+}
+
+/** fix-resolver: a forwarder on the rack, verified, then MAAS's node-facing subnet pointed at it (FACTS.md sections 2 and 3). */
+export const fixResolverRepair: RepairDefinition = {
+  kind: 'fix-resolver',
+  targetKind: 'site',
+  plan: async (ctx, site) => planResolverRepair(await gatherResolverRepair(ctx, site)),
+  runner: (ctx, site) => resolverStepRunner(ctx.config.sites[site] as SiteConfig, ctx.adapters),
+};
+
+/** `/maas fix-resolver <site>` and `maas-chatops fix-resolver <site> [--apply]`. */
+export const fixResolverJob: JobDefinition = {
+  name: 'fix-resolver',
+  run: (ctx, data) => runRepairJob(ctx, data, fixResolverRepair),
+};

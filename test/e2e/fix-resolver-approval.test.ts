@@ -1,0 +1,152 @@
+import type { Redis } from 'ioredis';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fixResolverJob } from '../../jobs/fix-resolver.ts';
+import { resolverCheckJob } from '../../jobs/resolver-check.ts';
+import type { AuditInput } from '../../src/audit/audit-entry.ts';
+import { onPath } from '../../src/lab/rack-sim/index.ts';
+import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { JobQueues } from '../../src/queue/job-queues.ts';
+import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-workers.ts';
+import { createRedis } from '../../src/queue/redis-connection.ts';
+import { createRedactor } from '../../src/redact.ts';
+import { createPlanStore } from '../../src/repair/plan-store.ts';
+import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
+import { approvalHandlers } from '../../src/slack/approvals.ts';
+import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { startResolverSite, type ResolverSite } from '../integration/fix-resolver-site.ts';
+
+// /maas fix-resolver through the real Bolt app (signed HTTP from the Slack emulator), BullMQ on
+// real Redis, the workers with the Slack notifier and the approval buttons; the repair itself
+// against the rack over SSH (dig, a dnsmasq SERVFAIL resolver, the forwarder dnsmasq started by
+// rack.forwarderInstall) and the MAAS simulator.
+
+const CHANNEL = 'C0OPS';
+const SLACK_YAML = `slack:
+  commandChannels: [${CHANNEL}]
+  approvers: [U0LEAD1, U0LEAD2]
+  approvalTtl: 15m
+`;
+
+beforeAll(() => {
+  for (const program of ['dig', 'dnsmasq']) {
+    if (!onPath(program)) throw new Error(`${program} is not installed: apt-get install bind9-dnsutils dnsmasq`);
+  }
+});
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+interface Stack {
+  site: ResolverSite;
+  emulator: SlackEmulator;
+  appUrl: string;
+  audit: AuditInput[];
+}
+
+async function startStack(): Promise<Stack> {
+  const site = await startResolverSite({ forwarder: 'stopped', install: 'daemon', slackYaml: SLACK_YAML });
+  closers.push(() => site.close());
+  const { config } = site;
+  const redact = createRedactor(site.secrets);
+  const log = silentLogger();
+  const emulator = await startSlackEmulator({ channels: [CHANNEL] });
+  closers.push(() => emulator.close());
+  const prefix = freshPrefix('fix-resolver-approval');
+  const redis: Redis = createRedis(TEST_REDIS_URL, 'worker');
+  const producer: Redis = createRedis(TEST_REDIS_URL, 'producer');
+  closers.push(async () => {
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+    producer.disconnect();
+  });
+  const queues = new JobQueues(producer, redact, prefix);
+  closers.push(() => queues.close());
+  const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact, log, retryConfig: { retries: 0 } });
+  const workers: RunningWorkers = startJobWorkers({
+    connection: redis,
+    jobs: new Map([['fix-resolver', fixResolverJob]]),
+    context: { config, adapters: site.ctx.adapters, log, plans: createPlanStore(redis, { prefix }), notifier },
+    notifier,
+    redact,
+    prefix,
+  });
+  closers.push(() => workers.close());
+  const audit: AuditInput[] = [];
+  const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1]) => queues.enqueue(name, data);
+  const app: SlackApp = await createSlackApp({
+    config,
+    botToken: emulator.botToken,
+    signingSecret: emulator.signingSecret,
+    mode: 'http',
+    port: 0,
+    host: '127.0.0.1',
+    slackApiUrl: emulator.apiUrl,
+    enqueue,
+    log,
+    redact,
+    registerExtras: approvalHandlers({ config, plans: createPlanStore(producer, { prefix }), enqueue, log, redact, now: () => Date.now(), audit: { record: async (entry) => void audit.push(entry) } }),
+  });
+  await app.start();
+  closers.push(() => app.stop());
+  return { site, emulator, appUrl: `http://127.0.0.1:${app.port}`, audit };
+}
+
+const planIdOf = (m: EmulatedMessage) => /plan `([0-9a-f]{16})`/.exec(JSON.stringify(m.blocks))?.[1] ?? '';
+const hasButtons = (m: EmulatedMessage) => (m.blocks ?? []).some((b) => (b as { type?: string }).type === 'actions');
+const current = (stack: Stack, plan: EmulatedMessage) => stack.emulator.messages.find((m) => m.ts === plan.ts) as EmulatedMessage;
+const thread = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts);
+const ephemeralTo = (stack: Stack, user: string) => stack.emulator.messages.filter((m) => m.ephemeral && m.user === user && m.via === 'response_url');
+const click = (stack: Stack, user: string, plan: EmulatedMessage) =>
+  stack.emulator.clickButton({ appUrl: stack.appUrl, actionId: APPROVE_ACTION, user, channel: CHANNEL, messageTs: plan.ts, value: planIdOf(plan) });
+
+describe('/maas fix-resolver: a plan, its approval and its run, through the real Bolt app', () => {
+  it('refuses the requester and a non-approver; one approver runs it once: forwarder installed and verified, subnet changed and read back, resolver healthy', async () => {
+    const stack = await startStack();
+    const sent = await stack.emulator.sendSlashCommand({ appUrl: stack.appUrl, text: 'fix-resolver site-b', user: 'U0LEAD1', channel: CHANNEL });
+    expect(sent.status).toBe(200);
+    const plan = await stack.emulator.waitFor(
+      (e) => e.channelMessages(CHANNEL).find((m) => m.via === 'chat.postMessage' && !m.threadTs && /plan `[0-9a-f]{16}`/.test(JSON.stringify(m.blocks))),
+      { timeoutMs: 15_000, description: 'the plan message' },
+    );
+    expect(plan.text).toMatch(/^CRITICAL: Plan: point nodes at site-b to the forwarder 127\.0\.0\.1:\d+: start it with rack\.forwarderInstall/);
+    const blocks = JSON.stringify(plan.blocks);
+    for (const action of ['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-resolver', 'RESOLVER_DHCP_RACK_FIRST']) expect(blocks).toContain(action);
+
+    await click(stack, 'U0LEAD1', plan);
+    await stack.emulator.waitFor(() => ephemeralTo(stack, 'U0LEAD1').length === 1, { description: "the requester's refusal" });
+    expect(ephemeralTo(stack, 'U0LEAD1')[0]?.text).toMatch(/someone else must approve it/);
+    await click(stack, 'U0OPS2', plan);
+    await stack.emulator.waitFor(() => ephemeralTo(stack, 'U0OPS2').length === 1, { description: "a non-approver's refusal" });
+    expect(ephemeralTo(stack, 'U0OPS2')[0]?.text).toMatch(/Only approvers \(slack\.approvers\) may approve a repair/);
+    expect(stack.site.installs()).toEqual([]);
+    expect(stack.site.writes()).toEqual([]);
+
+    // Double and concurrent clicks (the approver twice, the requester once more): the plan runs once.
+    const clicks = await Promise.all([click(stack, 'U0LEAD2', plan), click(stack, 'U0LEAD2', plan), click(stack, 'U0LEAD1', plan)]);
+    expect(clicks.map((c) => c.status)).toEqual([200, 200, 200]);
+    await stack.emulator.waitFor(() => /Done, approved by <@U0LEAD2>/.test(JSON.stringify(current(stack, plan).blocks)), { timeoutMs: 20_000, description: 'the plan marked done' });
+    expect(hasButtons(current(stack, plan))).toBe(false);
+    expect(stack.site.installs()).toHaveLength(1);
+    expect(stack.site.writes().map((c) => `${c.method} ${c.path} ${JSON.stringify(c.form)}`)).toEqual([
+      'PUT /MAAS/api/2.0/subnets/20/ {"dns_servers":["127.0.0.1"],"allow_dns":["0"],"allow_proxy":["0"],"managed":["0"]}',
+    ]);
+
+    await stack.emulator.waitFor(() => thread(stack, plan).length >= 5, { description: 'progress and summary in the thread' });
+    const texts = thread(stack, plan).map((m) => m.text);
+    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 4 steps on 3 subjects/);
+    expect(texts[1]).toMatch(/^forwarder 127\.0\.0\.1:\d+: ✅ install-forwarder verified .*→ ✅ verify-forwarder verified/);
+    expect(texts[2]).toMatch(/^subnet 10\.20\.0\.0\/24: ✅ set-subnet-dns verified .*\(read back\)/);
+    expect(texts[3]).toMatch(/^site-b: ✅ check-resolver verified \(Nodes at site-b resolve through the forwarder/);
+    expect(texts[4]).toMatch(/fix-resolver site-b done: 4 of 4 steps verified/);
+    expect(stack.audit.filter((e) => e.kind === 'approval').map((e) => e.actor)).toEqual(['U0LEAD2']);
+
+    const [check] = await resolverCheckJob.run(stack.site.ctx, { target: 'site-b' });
+    expect(check?.status).toBe('ok');
+    expect(check?.findings[0]?.evidence).toMatchObject({ nodeFacing: 'forwarder' });
+  }, 60_000);
+});

@@ -1,0 +1,172 @@
+/**
+ * A rack-only site for the fix-resolver tests, all real parts on loopback: an ssh2 server that runs
+ * commands in /bin/sh (the rack), the installed dig, a real dnsmasq that SERVFAILs as the rack's
+ * resolver, a real dnsmasq as the forwarder (running, or started as a daemon by the configured
+ * rack.forwarderInstall line), and the MAAS simulator holding the node-facing subnet.
+ */
+import { randomInt } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JobContext } from '../../jobs/types.ts';
+import type { Adapters } from '../../src/adapters.ts';
+import { parseConfigText, type Config } from '../../src/config.ts';
+import { randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type SimRules, type SubnetInput } from '../../src/lab/maas-sim/index.ts';
+import { startDnsmasq } from '../../src/lab/rack-sim/index.ts';
+import { generateKeyPair, startSshServer, type CommandHandler, type SshSimServer } from '../../src/lab/ssh-sim/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { createMaasClient } from '../../src/maas/client.ts';
+import { createSshConnector } from '../../src/ssh/connector.ts';
+
+export const NODE_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
+export const FORWARDER_SERIAL = 2026113005;
+
+export interface ResolverSiteOptions {
+  /** The rack's own resolver: the maas-agent one SERVFAILs (default), or a healthy one. */
+  rackResolver?: 'servfail' | 'authoritative';
+  /** `running`: an authoritative dnsmasq answers at rack.forwarder; `stopped`: nothing listens there. */
+  forwarder?: 'running' | 'stopped';
+  /** rack.forwarderInstall: `daemon` starts a real dnsmasq daemon at rack.forwarder; `noop` exits 0 and starts nothing; a string is used as is. */
+  install?: 'daemon' | 'noop' | ((daemon: string) => string);
+  /** The node-facing subnet's fields (id 20, 10.20.0.0/24 by default); `extraSubnets` are added as they are. */
+  subnet?: Partial<SubnetInput>;
+  extraSubnets?: SubnetInput[];
+  /** rack.subnet; default the CIDR. */
+  subnetSelector?: string | number | null;
+  rules?: Partial<SimRules>;
+  commandHandler?: CommandHandler;
+  slackYaml?: string;
+}
+
+export interface ResolverSite {
+  maas: MaasSimulator;
+  ssh: SshSimServer;
+  ctx: JobContext;
+  config: Config;
+  secrets: string[];
+  yaml: string;
+  env: Record<string, string>;
+  forwarderPort: number;
+  rackResolverPort: number;
+  /** The daemon line rack.forwarderInstall wraps (for a test that needs it). */
+  daemonLine: string;
+  /** The SSH commands that ran rack.forwarderInstall. */
+  installs(): string[];
+  /** The MAAS calls that changed something. */
+  writes(): MaasSimulator['calls'];
+  close(): Promise<void>;
+}
+
+export async function startResolverSite(options: ResolverSiteOptions = {}): Promise<ResolverSite> {
+  const closers: (() => Promise<void> | void)[] = [];
+  const close = async () => {
+    for (const c of closers.splice(0).reverse()) await Promise.resolve(c()).catch(() => undefined);
+  };
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'fix-resolver-'));
+    closers.push(() => rmSync(dir, { recursive: true, force: true }));
+    const pidFile = join(dir, 'forwarder.pid');
+    closers.push(() => killDaemon(pidFile));
+
+    const rackResolver = await startDnsmasq({ mode: options.rackResolver ?? 'servfail' });
+    closers.push(() => rackResolver.close());
+    let forwarderPort: number;
+    if ((options.forwarder ?? 'running') === 'running') {
+      const running = await startDnsmasq({ mode: 'authoritative', serial: FORWARDER_SERIAL });
+      closers.push(() => running.close());
+      forwarderPort = running.port;
+    } else {
+      forwarderPort = await freeDnsPort();
+    }
+    const daemonLine =
+      `dnsmasq --conf-file=/dev/null --pid-file=${pidFile} --no-resolv --no-hosts --port=${forwarderPort} --listen-address=127.0.0.1 --bind-interfaces ` +
+      `--auth-server=ns1.maas-internal,127.0.0.1 --auth-zone=maas-internal --auth-soa=${FORWARDER_SERIAL},hostmaster.maas-internal </dev/null >/dev/null 2>&1`;
+    const install = options.install === 'daemon' ? daemonLine : options.install === 'noop' ? 'true' : options.install ? options.install(daemonLine) : undefined;
+
+    const client = generateKeyPair('fix-resolver-worker');
+    const ssh = await startSshServer({ authorizedKey: client.publicKey, ...(options.commandHandler ? { commandHandler: options.commandHandler } : {}) });
+    closers.push(() => ssh.close());
+
+    const apiKey = randomApiKey();
+    const subnets = [subnet({ ...NODE_SUBNET, name: 'site-b-metal', dns_servers: [], allow_dns: true, allow_proxy: false, managed: false, ...options.subnet }), ...(options.extraSubnets ?? []).map((s) => subnet(s))];
+    const maas = await startMaasSimulator({ scenario: scenario({ subnets }), apiKeys: [apiKey], ...(options.rules ? { rules: options.rules } : {}) });
+    closers.push(() => maas.close());
+
+    const selector = options.subnetSelector === undefined ? NODE_SUBNET.cidr : options.subnetSelector;
+    const rackLines = [
+      `      resolver: 127.0.0.1:${rackResolver.port}`,
+      '      zone: maas-internal',
+      '      probe: ssh',
+      `      ssh: { host: 127.0.0.1, port: ${ssh.port}, user: ops, privateKey: env:RACK_KEY, hostKey: "${ssh.hostKeyFingerprint}" }`,
+      `      forwarder: 127.0.0.1:${forwarderPort}`,
+      ...(install ? [`      forwarderInstall: ${JSON.stringify(install)}`] : []),
+      ...(selector === null ? [] : [`      subnet: ${typeof selector === 'number' ? selector : JSON.stringify(selector)}`]),
+    ];
+    const yaml = [options.slackYaml ?? '', 'maas:', `  region-a: { url: ${maas.url}, apiKey: env:MAAS_KEY }`, 'sites:', '  site-b:', '    maas: region-a', '    rack:', ...rackLines, ''].join('\n');
+    const env = { MAAS_KEY: apiKey, RACK_KEY: client.privateKey };
+    const loaded = parseConfigText(yaml, { path: 'fix-resolver.yaml', env });
+    const config = loaded.config;
+    const adapters: Adapters = {
+      maas: (region) => createMaasClient(config.maas[region] as NonNullable<Config['maas'][string]>, { retries: 0, timeoutMs: 3_000 }),
+      kube: () => {
+        throw new Error('fix-resolver must not call kube');
+      },
+      ssh: createSshConnector(),
+    };
+    return {
+      maas,
+      ssh,
+      ctx: { config, adapters, log: silentLogger() },
+      config,
+      secrets: loaded.secrets,
+      yaml,
+      env,
+      forwarderPort,
+      rackResolverPort: rackResolver.port,
+      daemonLine,
+      installs: () => (install ? ssh.commands.filter((c) => c.startsWith('sh -c ')) : []),
+      writes: () => maas.calls.filter((c) => c.method !== 'GET'),
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+function killDaemon(pidFile: string): void {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
+/** A loopback port free for both UDP and TCP (dnsmasq binds both), left unbound: a forwarder that is not running. */
+export async function freeDnsPort(): Promise<number> {
+  for (;;) {
+    const port = randomInt(20_000, 60_000);
+    if ((await udpFree(port)) && (await tcpFree(port))) return port;
+  }
+}
+
+function udpFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createSocket('udp4');
+    socket.once('error', () => resolve(false));
+    socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+  });
+}
+
+function tcpFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
