@@ -117,12 +117,13 @@ export function finishReport(draft: ReportDraft, startedAt: Date, now: Date = ne
 }
 
 /**
- * A repair that ran: a failed or refused step is an error; when every step was verified, the
- * drift it found is repaired and only what could not be handled (error findings) still counts.
+ * A repair that ran: a failed or refused step is an error. When every step was verified, the
+ * critical drift it was planned for is repaired; warnings (a vulnerable controller, the DHCP
+ * option-6 trap) and errors (subjects it left alone) still stand.
  */
 function statusAfterRepair(findings: readonly Finding[], results: readonly StepResult[]): Status {
   if (results.some((r) => r.outcome === 'failed' || r.outcome === 'refused')) return 'error';
-  return findings.some((f) => f.severity === 'error') ? 'error' : 'ok';
+  return statusOf(findings.filter((f) => f.severity !== 'critical'));
 }
 
 export function probeFailed(subject: string, reason: string, fix?: string): Finding {
