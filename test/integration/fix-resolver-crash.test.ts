@@ -18,7 +18,7 @@ import { startResolverSite, type ResolverSite, type ResolverSiteOptions } from '
 // the command again. Real parts: SSH to /bin/sh, dig, dnsmasq (daemon started by the install), the
 // MAAS simulator, Redis, a child process killed with SIGKILL.
 
-const CHILD = fileURLToPath(new URL('./fix-resolver-crash-child.ts', import.meta.url));
+const CHILD = fileURLToPath(new URL('./repair-crash-child.ts', import.meta.url));
 
 beforeAll(() => {
   for (const program of ['dig', 'dnsmasq']) {
@@ -81,6 +81,8 @@ describe('fix-resolver: the install step and the journal', () => {
         CRASH_REDIS_URL: TEST_REDIS_URL,
         CRASH_PREFIX: prefix,
         CRASH_PLAN: a.plan.id,
+        CRASH_JOB: 'fix-resolver',
+        CRASH_SITE: 'site-b',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

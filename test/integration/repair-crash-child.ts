@@ -1,9 +1,11 @@
 /**
- * A worker process for repair-crash.test.ts: runs the execute phase of an approved fix-macs plan
- * with the Redis journal, as a BullMQ worker would, so the test can SIGKILL it mid-plan.
- * Started with `node --import tsx`; everything it needs comes from the environment.
+ * A worker process for the crash tests: runs the execute phase of an approved repair plan
+ * (CRASH_JOB: fix-macs, the default, or fix-resolver) with the Redis journal, as a BullMQ worker
+ * would, so a test can SIGKILL it mid-plan. Started with `node --import tsx`; everything it needs
+ * comes from the environment.
  */
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
+import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -38,7 +40,8 @@ const notifier: Notifier = {
   postInThread: async (_ref, text) => say(`thread: ${text}`),
 };
 const plans = createPlanStore(redis, { prefix: required('CRASH_PREFIX') });
-const [report] = await fixMacsJob.run(
+const job = (env.CRASH_JOB ?? 'fix-macs') === 'fix-resolver' ? fixResolverJob : fixMacsJob;
+const [report] = await job.run(
   { config, adapters, log: silentLogger(), plans, notifier },
   { target: required('CRASH_SITE'), phase: 'execute', planId: required('CRASH_PLAN'), approvedBy: 'U0LEAD2' },
 );
