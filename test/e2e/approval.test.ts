@@ -1,30 +1,18 @@
-import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixDnsJob } from '../../jobs/fix-dns.ts';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import type { Adapters } from '../../src/adapters.ts';
-import type { AuditInput } from '../../src/audit/audit-entry.ts';
-import type { AuditLog } from '../../src/audit/audit-log.ts';
 import { dnsHash } from '../../src/checks/dns.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../src/lab/kube-sim/index.ts';
 import { dnsResource, machine, randomApiKey, scenario, startMaasSimulator, virshPower, type MaasSimulator } from '../../src/lab/maas-sim/index.ts';
-import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { type EmulatedMessage } from '../../src/lab/slack-emulator/index.ts';
 import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
 import { NODE_STATUS } from '../../src/maas/node-status.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-workers.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createPlanStore, type PlanStore } from '../../src/repair/plan-store.ts';
-import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
-import { approvalHandlers } from '../../src/slack/approvals.ts';
-import { createSlackNotifier } from '../../src/slack/notifier.ts';
 import { APPROVE_ACTION, REJECT_ACTION } from '../../src/slack/plan-render.ts';
-import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { startApprovalStack, type ApprovalStack } from '../helpers/approval-stack.ts';
 
 // The whole approval path with real parts: /maas from the Slack emulator to the real Bolt app
 // (signed HTTP), BullMQ on real Redis, the workers with the Slack notifier, the approval buttons,
@@ -38,69 +26,15 @@ slack:
   approvalTtl: 15m
 `;
 
-interface Stack {
-  emulator: SlackEmulator;
-  audit: AuditInput[];
-  appUrl: string;
-  plans: PlanStore;
-  clock: { offsetMs: number };
-}
+type Stack = ApprovalStack;
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-async function startStack(config: Config, adapters: Adapters, secrets: string[]): Promise<Stack> {
-  const redact = createRedactor(secrets);
-  const log = silentLogger();
-  const emulator = await startSlackEmulator({ channels: [CHANNEL] });
-  closers.push(() => emulator.close());
-  const prefix = freshPrefix('approval');
-  const redis: Redis = createRedis(TEST_REDIS_URL, 'worker');
-  const producer: Redis = createRedis(TEST_REDIS_URL, 'producer');
-  closers.push(async () => {
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
-    producer.disconnect();
-  });
-  const queues = new JobQueues(producer, redact, prefix);
-  closers.push(() => queues.close());
-  const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact, log, retryConfig: { retries: 0 } });
-  const workerPlans = createPlanStore(redis, { prefix });
-  const audit: AuditInput[] = [];
-  const auditLog = { record: async (entry: AuditInput) => void audit.push(entry) };
-  const workers: RunningWorkers = startJobWorkers({
-    connection: redis,
-    jobs: new Map([
-      ['fix-dns', fixDnsJob],
-      ['fix-macs', fixMacsJob],
-    ]),
-    context: { config, adapters, log, plans: workerPlans, notifier, audit: auditLog as unknown as AuditLog },
-    notifier,
-    redact,
-    prefix,
-  });
-  closers.push(() => workers.close());
-  const clock = { offsetMs: 0 };
-  const plans = createPlanStore(producer, { prefix });
-  const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1]) => queues.enqueue(name, data);
-  const app: SlackApp = await createSlackApp({
-    config,
-    botToken: emulator.botToken,
-    signingSecret: emulator.signingSecret,
-    mode: 'http',
-    port: 0,
-    host: '127.0.0.1',
-    slackApiUrl: emulator.apiUrl,
-    enqueue,
-    log,
-    redact,
-    registerExtras: approvalHandlers({ config, plans, enqueue, log, redact, now: () => Date.now() + clock.offsetMs, audit: auditLog }),
-  });
-  await app.start();
-  closers.push(() => app.stop());
-  return { emulator, audit, appUrl: `http://127.0.0.1:${app.port}`, plans, clock };
+function startStack(config: Config, adapters: Adapters, secrets: string[]): Promise<Stack> {
+  return startApprovalStack({ config, adapters, secrets, jobs: [fixDnsJob, fixMacsJob], channel: CHANNEL, closers });
 }
 
 // ---------------------------------------------------------------- Slack helpers

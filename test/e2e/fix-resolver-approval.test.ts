@@ -1,21 +1,10 @@
-import type { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startApprovalStack, type ApprovalStack } from '../helpers/approval-stack.ts';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
-import type { AuditInput } from '../../src/audit/audit-entry.ts';
 import { onPath } from '../../src/lab/rack-sim/index.ts';
-import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-workers.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createPlanStore } from '../../src/repair/plan-store.ts';
-import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
-import { approvalHandlers } from '../../src/slack/approvals.ts';
-import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import { type EmulatedMessage } from '../../src/lab/slack-emulator/index.ts';
 import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
-import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 import { startResolverSite, type ResolverSite } from '../integration/fix-resolver-site.ts';
 
 // /maas fix-resolver through the real Bolt app (signed HTTP from the Slack emulator), BullMQ on
@@ -41,59 +30,15 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-interface Stack {
+interface Stack extends ApprovalStack {
   site: ResolverSite;
-  emulator: SlackEmulator;
-  appUrl: string;
-  audit: AuditInput[];
 }
 
 async function startStack(): Promise<Stack> {
   const site = await startResolverSite({ forwarder: 'stopped', install: 'daemon', slackYaml: SLACK_YAML });
   closers.push(() => site.close());
-  const { config } = site;
-  const redact = createRedactor(site.secrets);
-  const log = silentLogger();
-  const emulator = await startSlackEmulator({ channels: [CHANNEL] });
-  closers.push(() => emulator.close());
-  const prefix = freshPrefix('fix-resolver-approval');
-  const redis: Redis = createRedis(TEST_REDIS_URL, 'worker');
-  const producer: Redis = createRedis(TEST_REDIS_URL, 'producer');
-  closers.push(async () => {
-    await deletePrefix(redis, prefix);
-    redis.disconnect();
-    producer.disconnect();
-  });
-  const queues = new JobQueues(producer, redact, prefix);
-  closers.push(() => queues.close());
-  const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact, log, retryConfig: { retries: 0 } });
-  const workers: RunningWorkers = startJobWorkers({
-    connection: redis,
-    jobs: new Map([['fix-resolver', fixResolverJob]]),
-    context: { config, adapters: site.ctx.adapters, log, plans: createPlanStore(redis, { prefix }), notifier },
-    notifier,
-    redact,
-    prefix,
-  });
-  closers.push(() => workers.close());
-  const audit: AuditInput[] = [];
-  const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1]) => queues.enqueue(name, data);
-  const app: SlackApp = await createSlackApp({
-    config,
-    botToken: emulator.botToken,
-    signingSecret: emulator.signingSecret,
-    mode: 'http',
-    port: 0,
-    host: '127.0.0.1',
-    slackApiUrl: emulator.apiUrl,
-    enqueue,
-    log,
-    redact,
-    registerExtras: approvalHandlers({ config, plans: createPlanStore(producer, { prefix }), enqueue, log, redact, now: () => Date.now(), audit: { record: async (entry) => void audit.push(entry) } }),
-  });
-  await app.start();
-  closers.push(() => app.stop());
-  return { site, emulator, appUrl: `http://127.0.0.1:${app.port}`, audit };
+  const stack = await startApprovalStack({ config: site.config, adapters: site.ctx.adapters, secrets: site.secrets, jobs: [fixResolverJob], channel: CHANNEL, closers });
+  return { site, ...stack };
 }
 
 const planIdOf = (m: EmulatedMessage) => /plan `([0-9a-f]{16})`/.exec(JSON.stringify(m.blocks))?.[1] ?? '';

@@ -1,0 +1,88 @@
+import type { Redis } from 'ioredis';
+import type { JobDefinition } from '../../jobs/types.ts';
+import type { Adapters } from '../../src/adapters.ts';
+import type { AuditInput } from '../../src/audit/audit-entry.ts';
+import type { AuditLog } from '../../src/audit/audit-log.ts';
+import type { Config } from '../../src/config.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { JobQueues } from '../../src/queue/job-queues.ts';
+import { startJobWorkers } from '../../src/queue/job-workers.ts';
+import { createRedis } from '../../src/queue/redis-connection.ts';
+import { createRedactor } from '../../src/redact.ts';
+import { createPlanStore, type PlanStore } from '../../src/repair/plan-store.ts';
+import { createSlackApp } from '../../src/slack/app.ts';
+import { approvalHandlers } from '../../src/slack/approvals.ts';
+import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL } from './redis.ts';
+
+export interface ApprovalStack {
+  emulator: SlackEmulator;
+  appUrl: string;
+  /** What the approval handlers and the repair executor recorded in the audit trail. */
+  audit: AuditInput[];
+  plans: PlanStore;
+  /** Moves the approval handlers' clock (expiry tests). */
+  clock: { offsetMs: number };
+}
+
+/**
+ * The whole approval path with real parts: the real Bolt app over signed HTTP, BullMQ on real
+ * Redis, workers running the given repair jobs with the Slack notifier, and the Slack emulator.
+ * Everything it starts is closed through `closers`.
+ */
+export async function startApprovalStack(options: {
+  config: Config;
+  adapters: Adapters;
+  secrets: string[];
+  jobs: JobDefinition[];
+  channel: string;
+  closers: (() => Promise<void>)[];
+}): Promise<ApprovalStack> {
+  const { config, closers } = options;
+  const redact = createRedactor(options.secrets);
+  const log = silentLogger();
+  const emulator = await startSlackEmulator({ channels: [options.channel] });
+  closers.push(() => emulator.close());
+  const prefix = freshPrefix('approval');
+  const redis: Redis = createRedis(TEST_REDIS_URL, 'worker');
+  const producer: Redis = createRedis(TEST_REDIS_URL, 'producer');
+  closers.push(async () => {
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+    producer.disconnect();
+  });
+  const queues = new JobQueues(producer, redact, prefix);
+  closers.push(() => queues.close());
+  const audit: AuditInput[] = [];
+  const auditLog = { record: async (entry: AuditInput) => void audit.push(entry) } as unknown as AuditLog;
+  const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact, log, retryConfig: { retries: 0 } });
+  const workers = startJobWorkers({
+    connection: redis,
+    jobs: new Map(options.jobs.map((j) => [j.name, j])),
+    context: { config, adapters: options.adapters, log, plans: createPlanStore(redis, { prefix }), notifier, audit: auditLog },
+    notifier,
+    redact,
+    prefix,
+  });
+  closers.push(() => workers.close());
+  const clock = { offsetMs: 0 };
+  const plans = createPlanStore(producer, { prefix });
+  const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1]) => queues.enqueue(name, data);
+  const app = await createSlackApp({
+    config,
+    botToken: emulator.botToken,
+    signingSecret: emulator.signingSecret,
+    mode: 'http',
+    port: 0,
+    host: '127.0.0.1',
+    slackApiUrl: emulator.apiUrl,
+    enqueue,
+    log,
+    redact,
+    registerExtras: approvalHandlers({ config, plans, enqueue, log, redact, now: () => Date.now() + clock.offsetMs, audit: auditLog }),
+  });
+  await app.start();
+  closers.push(() => app.stop());
+  return { emulator, audit, appUrl: `http://127.0.0.1:${app.port}`, plans, clock };
+}
