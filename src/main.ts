@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { commandList } from '../commands/index.ts';
 import { jobRegistry } from '../jobs/index.ts';
+import type { JobData } from '../jobs/types.ts';
 import type { Adapters } from './adapters.ts';
 import { auditKey, createAuditLog, type AuditLog } from './audit/audit-log.ts';
 import type { LoadedConfig } from './config.ts';
@@ -16,6 +17,7 @@ import { DEFAULT_PREFIX } from './queue/queue-names.ts';
 import { createRedis, pingRedis } from './queue/redis-connection.ts';
 import { createRedactor, type Redactor } from './redact.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
+import { alertActionHandlers } from './slack/alert-actions.ts';
 import { approvalHandlers } from './slack/approvals.ts';
 import { createPacedSender } from './slack/paced-sender.ts';
 import { createPlanStore, type PlanStore } from './repair/plan-store.ts';
@@ -110,8 +112,11 @@ async function startWorkers(w: Wiring): Promise<void> {
 async function startBot(w: Wiring): Promise<number | undefined> {
   const { botToken } = requireSlackEnv(w.env);
   let connected = false;
+  const alerts = new AlertStore(w.redis, w.prefix);
+  const enqueue = (name: string, data: JobData) => w.queues.enqueue(name, data);
+  const { config } = w.options.loaded;
   const slack: SlackApp = await createSlackApp({
-    config: w.options.loaded.config,
+    config,
     botToken,
     ...(w.env.signingSecret ? { signingSecret: w.env.signingSecret } : {}),
     ...(w.env.appToken ? { appToken: w.env.appToken } : {}),
@@ -119,21 +124,17 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     port: w.env.port,
     ...(w.options.host ? { host: w.options.host } : {}),
     ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}),
-    enqueue: (name, data) => w.queues.enqueue(name, data),
+    enqueue,
     submit: (name, data) => w.queues.submit(name, data),
     log: w.log,
     redact: w.redact,
     customRoutes: routesFor(w, () => connected),
     audit: w.audit,
-    alerts: new AlertStore(w.redis, w.prefix),
-    registerExtras: approvalHandlers({
-      config: w.options.loaded.config,
-      plans: w.plans,
-      enqueue: (name, data) => w.queues.enqueue(name, data),
-      log: w.log,
-      redact: w.redact,
-      audit: w.audit,
-    }),
+    alerts,
+    registerExtras: (app) => {
+      approvalHandlers({ config, plans: w.plans, enqueue, log: w.log, redact: w.redact, audit: w.audit })(app);
+      alertActionHandlers({ config, enqueue, log: w.log, redact: w.redact, audit: w.audit, alerts })(app);
+    },
   });
   await slack.start();
   connected = true;

@@ -1,0 +1,88 @@
+import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import { dispatchCommand } from '../../commands/dispatch.ts';
+import { findCommand } from '../../commands/index.ts';
+import type { CommandContext, CommandReply } from '../../commands/types.ts';
+import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
+import type { AlertStore } from '../alerts/alert-store.ts';
+import { isScanCheck, SCAN_CHECKS } from '../alerts/scan-checks.ts';
+import type { AuditRecorder } from '../audit/audit-log.ts';
+import type { Config, SlackPolicy } from '../config.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Redactor } from '../redact.ts';
+import { commandRefusal, subcommandFor } from './command-policy.ts';
+import { deliverReply } from './deliver-reply.ts';
+import type { Enqueue } from './guarded-enqueue.ts';
+
+export interface AlertActionOptions {
+  config: Config;
+  enqueue: Enqueue;
+  log: Logger;
+  redact: Redactor;
+  audit?: AuditRecorder;
+  alerts?: AlertStore;
+}
+
+/**
+ * An alert's buttons are the slash commands they name: "Plan fix" is `/maas fix-… <target>`,
+ * "Re-check now" is `/maas scan <target> <check>`, run through the same dispatch and the same
+ * operator and permission checks. The value comes from our own message but is checked again:
+ * a forged click names a check or target the config does not know and is refused.
+ */
+export function commandForAlertAction(actionId: string, value: string | undefined, config: Config): string | undefined {
+  let parsed: { check?: unknown; target?: unknown };
+  try {
+    parsed = JSON.parse(value ?? '') as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  const { check, target } = parsed;
+  if (!isScanCheck(check) || typeof target !== 'string') return undefined;
+  const known = SCAN_CHECKS[check].targetKind === 'site' ? config.sites : config.clusters;
+  if (!Object.hasOwn(known, target)) return undefined;
+  if (actionId === ALERT_ACTIONS.planFix) return `${SCAN_CHECKS[check].fix} ${target}`;
+  if (actionId === ALERT_ACTIONS.recheck) return `scan ${target} ${check}`;
+  return undefined;
+}
+
+/** Clicks arrive from the alert channel, where the bot posts alerts even if /maas is not typed there. */
+function policyForAlertClicks(policy: SlackPolicy): SlackPolicy {
+  if (!policy.commandChannels.length || !policy.alertChannel) return policy;
+  return { ...policy, commandChannels: [...policy.commandChannels, policy.alertChannel] };
+}
+
+export function alertActionHandlers(options: AlertActionOptions): (app: App) => void {
+  return (app) => {
+    for (const actionId of Object.values(ALERT_ACTIONS)) {
+      app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, client, respond }) => {
+        await ack();
+        const user = body.user.id;
+        const channel = body.channel?.id ?? '';
+        const text = commandForAlertAction(actionId, action.value, options.config);
+        let reply: CommandReply;
+        if (!text) {
+          reply = { text: 'That button names no configured check or target; nothing was done.', visibility: 'ephemeral' };
+        } else {
+          const refusal = commandRefusal(policyForAlertClicks(options.config.slack), user, channel, subcommandFor(text, findCommand));
+          reply = refusal ? { text: refusal, visibility: 'ephemeral' } : await runCommand(options, { user, channel, responseUrl: body.response_url }, text);
+          await options.audit?.record({ kind: refusal ? 'refusal' : 'command', actor: user, channel, action: `button ${text}`, outcome: refusal ? 'refused' : 'accepted' });
+        }
+        await deliverReply(reply, { respond, client, channel, user }, options.redact, options.log).catch((err: unknown) =>
+          options.log.warn({ err: describeError(err) }, 'could not answer an alert button'),
+        );
+      });
+    }
+  };
+}
+
+async function runCommand(options: AlertActionOptions, who: { user: string; channel: string; responseUrl: string | undefined }, text: string): Promise<CommandReply> {
+  const ctx: CommandContext = {
+    config: options.config,
+    user: who.user,
+    channel: who.channel,
+    ...(who.responseUrl ? { responseUrl: who.responseUrl } : {}),
+    enqueue: options.enqueue,
+    ...(options.alerts ? { alerts: options.alerts } : {}),
+  };
+  return dispatchCommand(ctx, text);
+}

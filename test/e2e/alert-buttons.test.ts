@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config.ts';
+import { silentLogger } from '../../src/log.ts';
+import { startRuntime, type Runtime } from '../../src/main.ts';
+import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
+import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { ALERT_ACTIONS } from '../../src/alerts/alert-message.ts';
+import { commandForAlertAction } from '../../src/slack/alert-actions.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+
+/** An alert's "Plan fix" and "Re-check now" buttons, clicked in the alert channel of a running bot. */
+describe('alert buttons', () => {
+  let world: LabWorld;
+  let emulator: SlackEmulator;
+  let runtime: Runtime;
+  let appUrl: string;
+  const prefix = freshPrefix('alert-buttons');
+
+  beforeAll(async () => {
+    emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
+    world = await startLabWorld();
+    const loaded = loadConfig({ path: world.configPath, env: world.env });
+    runtime = await startRuntime({
+      role: 'serve',
+      loaded,
+      env: { ...world.env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, PORT: '0', REDIS_URL: TEST_REDIS_URL },
+      prefix,
+      host: '127.0.0.1',
+      log: silentLogger(),
+    });
+    appUrl = `http://127.0.0.1:${runtime.port}`;
+    await emulator.sendSlashCommand({ appUrl, text: 'scan site-b mac-diff', user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
+    await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.alerts).find((m) => !m.threadTs), { timeoutMs: 20_000, description: 'the mac-diff alert' });
+  });
+
+  afterAll(async () => {
+    await runtime?.close();
+    await world?.close();
+    await emulator?.close();
+    const redis = new Redis(TEST_REDIS_URL);
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+
+  const alert = () => emulator.channelMessages(LAB_CHANNELS.alerts).find((m) => !m.threadTs) as EmulatedMessage;
+  const button = (m: EmulatedMessage, actionId: string) =>
+    (m.blocks as { type: string; elements?: { action_id: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId);
+
+  it('"Plan fix" posts the fix-macs plan with Approve and Reject in the alert channel', async () => {
+    const planFix = button(alert(), ALERT_ACTIONS.planFix);
+    expect(planFix?.value).toBe(JSON.stringify({ check: 'mac-diff', target: 'site-b' }));
+    const before = Math.max(...emulator.messages.map((m) => m.seq));
+    await emulator.clickButton({ appUrl, actionId: ALERT_ACTIONS.planFix, value: planFix?.value ?? '', user: LAB_USERS.operator, channel: LAB_CHANNELS.alerts, messageTs: alert().ts });
+    const plan = await emulator.waitFor(
+      (e) => e.channelMessages(LAB_CHANNELS.alerts).find((m) => m.seq > before && m.via === 'chat.postMessage' && /plan `[0-9a-f]{16}`/.test(JSON.stringify(m.blocks))),
+      { timeoutMs: 20_000, description: 'the plan' },
+    );
+    expect(plan.text).toMatch(/Plan: update 10 MACs on 9 machines at site-b/);
+    expect(JSON.stringify(plan.blocks)).toMatch(/"text":"Approve and run".*"text":"Reject"/);
+    expect(world.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
+
+  it('"Re-check now" runs the scan again: the same alert is updated, not posted twice', async () => {
+    const updates = alert().updates.length;
+    const recheck = button(alert(), ALERT_ACTIONS.recheck);
+    await emulator.clickButton({ appUrl, actionId: ALERT_ACTIONS.recheck, value: recheck?.value ?? '', user: LAB_USERS.operator, channel: LAB_CHANNELS.alerts, messageTs: alert().ts });
+    await emulator.waitFor(() => alert().updates.length > updates, { timeoutMs: 20_000, description: 'the alert updated' });
+    const alertPosts = emulator.channelMessages(LAB_CHANNELS.alerts).filter((m) => !m.threadTs && m.via === 'chat.postMessage' && /mac-diff site-b/.test(JSON.stringify(m.blocks)));
+    expect(alertPosts).toHaveLength(1);
+  });
+
+  it('a forged value or a user who is not an operator gets an answer and nothing is queued', async () => {
+    const forged = await emulator.clickButton({ appUrl, actionId: ALERT_ACTIONS.planFix, value: JSON.stringify({ check: 'mac-diff', target: 'site-x' }), user: LAB_USERS.operator, channel: LAB_CHANNELS.alerts, messageTs: alert().ts });
+    const forgedAnswer = await emulator.waitFor((e) => e.answersTo(forged.responseUrl)[0], { timeoutMs: 5_000 });
+    expect(forgedAnswer.text).toBe('That button names no configured check or target; nothing was done.');
+    const stranger = await emulator.clickButton({ appUrl, actionId: ALERT_ACTIONS.recheck, value: JSON.stringify({ check: 'mac-diff', target: 'site-b' }), user: 'U0STRANGER', channel: LAB_CHANNELS.alerts, messageTs: alert().ts });
+    const strangerAnswer = await emulator.waitFor((e) => e.answersTo(stranger.responseUrl)[0], { timeoutMs: 5_000 });
+    expect(strangerAnswer.ephemeral).toBe(true);
+    expect(strangerAnswer.text).toMatch(/You are not a \/maas operator/);
+  });
+
+  it('maps values to commands only for configured checks and targets', () => {
+    const { config } = loadConfig({ path: world.configPath, env: world.env });
+    expect(commandForAlertAction(ALERT_ACTIONS.planFix, '{"check":"dns-check","target":"prod"}', config)).toBe('fix-dns prod');
+    expect(commandForAlertAction(ALERT_ACTIONS.recheck, '{"check":"resolver-check","target":"site-b"}', config)).toBe('scan site-b resolver-check');
+    expect(commandForAlertAction(ALERT_ACTIONS.planFix, '{"check":"dns-check","target":"site-b"}', config)).toBeUndefined();
+    expect(commandForAlertAction(ALERT_ACTIONS.planFix, '{"check":"__proto__","target":"prod"}', config)).toBeUndefined();
+    expect(commandForAlertAction(ALERT_ACTIONS.planFix, 'not json', config)).toBeUndefined();
+  });
+});
