@@ -95,6 +95,7 @@ async function startWorkers(w: Wiring): Promise<void> {
     ...(notifier ? { notifier } : {}),
     redact: w.redact,
     prefix: w.prefix,
+    onJobDone: (name, outcome, seconds) => w.metrics.observeJob(name, outcome, seconds),
   });
   w.closers.push(() => workers.close());
   const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log }) : undefined;
@@ -129,6 +130,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     log: w.log,
     redact: w.redact,
     customRoutes: routesFor(w, () => connected),
+    onCommand: (subcommand, outcome) => w.metrics.recordCommand(subcommand, outcome),
     audit: w.audit,
     alerts,
     registerExtras: (app) => {

@@ -5,7 +5,7 @@ import type { JobContext, JobData, JobDefinition } from '../../jobs/types.ts';
 import { ChatopsError, describeError } from '../errors.ts';
 import type { Notifier, ReplyTarget } from '../notifier.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
-import type { Report } from '../report.ts';
+import { worstStatus, type Report, type Status } from '../report.ts';
 import { CheckDedup, DEDUP_GROUP_FIELD, postTargets } from './dedup.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
@@ -20,6 +20,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Per job kind, overriding `concurrency` for the kinds named. */
   concurrencyByJob?: Readonly<Record<string, number>>;
+  /** Called once per run with its worst status (or `failed` when it threw) and its duration (the metrics). */
+  onJobDone?: (jobName: string, outcome: Status | 'failed', seconds: number) => void;
 }
 
 export interface RunningWorkers {
@@ -39,9 +41,13 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
     const group = groupOf(job);
     if (group) await dedup.markStarted(definition.name, job.data.target, group);
     let reports: Report[];
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     try {
       reports = redactDeep(await definition.run({ ...options.context, log }, job.data), options.redact);
+      options.onJobDone?.(definition.name, worstStatus(reports.map((r) => r.status)), seconds());
     } catch (err) {
+      options.onJobDone?.(definition.name, 'failed', seconds());
       log.warn({ err: describeError(err) }, 'job failed');
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (isPermanent(err) || lastAttempt) {

@@ -5,6 +5,7 @@ import type { WebClient } from '@slack/web-api';
 import { dispatchCommand } from '../../commands/dispatch.ts';
 import { findCommand } from '../../commands/index.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import type { CommandOutcome } from '../metrics.ts';
 import type { AlertStore } from '../alerts/alert-store.ts';
 import { auditCommand, recordingEnqueue } from '../audit/command-audit.ts';
 import type { CommandContext, CommandReply } from '../../commands/types.ts';
@@ -52,6 +53,8 @@ export interface SlackAppOptions {
   enqueueTimeoutMs?: number;
   /** Commands answered at once after their ack (see after-ack.ts); default 8. */
   afterAckConcurrency?: number;
+  /** Called once per /maas with its subcommand and outcome (the metrics). */
+  onCommand?: (subcommand: string, outcome: CommandOutcome) => void;
   /** Every command and refusal is recorded here; /maas audit reads it. */
   audit?: AuditLog;
   /** Alert state for /maas alerts and /maas silence. */
@@ -211,6 +214,7 @@ function registerCommand(app: App, options: SlackAppOptions, log: Logger): void 
       reply = { text: `/maas failed: ${describeError(err)}`, visibility: 'ephemeral' };
     }
     log.info({ ...where, command: firstWord(command.text), visibility: reply.visibility }, '/maas answered');
+    options.onCommand?.(firstWord(command.text) || 'help', commandOutcome({ refusal, failure, queued: queued.jobIds.length > 0, known: Boolean(findCommand(firstWord(command.text))) }));
     try {
       await deliverReply(reply, { respond, client, ...where }, options.redact, log);
     } catch (err) {
@@ -233,6 +237,14 @@ function recordingSubmit(submit: (jobName: string, data: JobData) => Promise<Sub
 function slackCode(err: unknown): string | undefined {
   const code = (err as { data?: { error?: unknown } } | undefined)?.data?.error;
   return typeof code === 'string' ? code : undefined;
+}
+
+/** What became of a command, for the metrics: refused, failed, queued work, answered at once, or not understood. */
+function commandOutcome(c: { refusal: string | undefined; failure: unknown; queued: boolean; known: boolean }): CommandOutcome {
+  if (c.refusal) return 'denied';
+  if (c.failure !== undefined) return 'error';
+  if (c.queued) return 'accepted';
+  return c.known ? 'answered' : 'usage';
 }
 
 function firstWord(text: string | undefined): string {

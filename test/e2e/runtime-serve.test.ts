@@ -91,6 +91,9 @@ describe('serve: a slash command comes back as a report in the channel', () => {
     expect(await ready.json()).toMatchObject({ checks: { redis: true, config: true, slack: true } });
     const metrics = await (await fetch(`${appUrl}/metrics`)).text();
     expect(metrics).toMatch(/maas_chatops_peer_requests_total\{[^}]*peer="maas"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/maas_chatops_commands_total\{[^}]*subcommand="dns-check"[^}]*outcome="accepted"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/maas_chatops_jobs_total\{[^}]*kind="dns-check"[^}]*outcome="critical"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/maas_chatops_job_duration_seconds_count\{[^}]*kind="mac-diff"[^}]*\} [1-9]/);
   });
 });
 
