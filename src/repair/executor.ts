@@ -55,8 +55,9 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
       const entry = await options.journal.get(index);
       if (entry?.state === 'done') {
         subjectResults.push(entry.result);
-        if (entry.result.outcome === 'verified') touched.add(step.action);
-        else stoppedAt ??= entry.result;
+        // A mark_broken that ended "failed" (a timeout, say) may still have taken effect: its restore must run.
+        if (entry.result.outcome === 'verified' || entry.result.outcome === 'failed') touched.add(step.action);
+        if (entry.result.outcome !== 'verified') stoppedAt ??= entry.result;
         continue;
       }
       await options.journal.set(index, { state: 'started', at: now() });

@@ -104,7 +104,12 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[]): { steps: PlanSte
   if (BUSY.has(status)) {
     return { refused: `${name}: MAAS is working on this machine and refuses interface edits (409); run fix-macs again once it has settled` };
   }
-  if (VIA_BROKEN.has(status) && !NEVER_MARK_BROKEN.has(status)) {
+  if (NEVER_MARK_BROKEN.has(status)) {
+    return {
+      refused: `${name}: MAAS takes no interface edit in this state without mark_broken, and mark_broken would release this machine and power it off (models/node.py: it is releasable); update the MAC by hand once someone has decided what should happen to it`,
+    };
+  }
+  if (VIA_BROKEN.has(status)) {
     if (!machine.owner) {
       return {
         refused: `${name} with no owner: MAAS lets only a machine's owner mark it broken (403 otherwise), so the mark_broken → update → mark_fixed cycle cannot run. Have the MAAS user behind the API key acquire it, or update the MAC in the MAAS UI`,
@@ -118,7 +123,9 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[]): { steps: PlanSte
       ],
     };
   }
-  return { refused: `${name}: fix-macs does not change machines in this state; update the MAC by hand once the machine is in a state MAAS allows edits in` };
+  return {
+    refused: `${name}: fix-macs does not change machines in this state (after a failed rescue, mark_broken → mark_fixed would bring a deployed machine back as Ready); update the MAC by hand once the machine is in a state MAAS allows edits in`,
+  };
 }
 
 function refusal(machine: MaasMachine, detail: string): StepResult {

@@ -15,15 +15,15 @@ export const DIRECT_EDIT: ReadonlySet<number> = new Set([
   NODE_STATUS.DEPLOYED,
 ]);
 
-/** Failed states: mark_broken → PUT → mark_fixed (the machine ends Ready, to be commissioned again). */
-export const VIA_BROKEN: ReadonlySet<number> = new Set([
-  NODE_STATUS.FAILED_COMMISSIONING,
-  NODE_STATUS.FAILED_DEPLOYMENT,
-  NODE_STATUS.FAILED_RELEASING,
-  NODE_STATUS.FAILED_DISK_ERASING,
-  NODE_STATUS.FAILED_ENTERING_RESCUE_MODE,
-  NODE_STATUS.FAILED_EXITING_RESCUE_MODE,
-]);
+/**
+ * Failed states MAAS lets us take through mark_broken → PUT → mark_fixed without harm (the machine
+ * ends Ready, to be commissioned again). Failed deployment, Failed releasing and Failed disk erasing
+ * are in MAAS's RELEASABLE_STATUSES: mark_broken would release them and power them off
+ * (models/node.py mark_broken → _release). A failed rescue is a deployed machine whose
+ * previous_status is the rescue state, so mark_fixed would send it to Ready with its workload on
+ * disk. Those are refused and left to a person.
+ */
+export const VIA_BROKEN: ReadonlySet<number> = new Set([NODE_STATUS.FAILED_COMMISSIONING]);
 
 /** MAAS is working on these: any edit is a 409, and breaking them would interrupt the work. */
 export const BUSY: ReadonlySet<number> = new Set([
@@ -37,5 +37,13 @@ export const BUSY: ReadonlySet<number> = new Set([
   NODE_STATUS.TESTING,
 ]);
 
-/** mark_broken releases these and powers them off: never. */
-export const NEVER_MARK_BROKEN: ReadonlySet<number> = new Set([NODE_STATUS.DEPLOYED, NODE_STATUS.ALLOCATED, NODE_STATUS.DEPLOYING]);
+/** mark_broken releases these and powers them off (MAAS's RELEASABLE_STATUSES but Broken): never. */
+export const NEVER_MARK_BROKEN: ReadonlySet<number> = new Set([
+  NODE_STATUS.DEPLOYED,
+  NODE_STATUS.ALLOCATED,
+  NODE_STATUS.DEPLOYING,
+  NODE_STATUS.RESERVED,
+  NODE_STATUS.FAILED_DEPLOYMENT,
+  NODE_STATUS.FAILED_RELEASING,
+  NODE_STATUS.FAILED_DISK_ERASING,
+]);

@@ -94,6 +94,9 @@ async function setMac(maas: MaasClient, p: MacParams, context: StepContext): Pro
     : { outcome: 'failed', detail: `${label}: MAAS accepted the update but reads back ${after.mac_address}` };
 }
 
+/** A machine we broke must not stay Broken: mark_fixed is tried this often, reading the machine between tries. */
+const MARK_FIXED_ATTEMPTS = 3;
+
 async function markFixed(maas: MaasClient, p: MacParams, context: StepContext): Promise<Outcome> {
   const machine = await maas.getMachine(p.systemId);
   if (machine.status !== NODE_STATUS.BROKEN) {
@@ -101,10 +104,21 @@ async function markFixed(maas: MaasClient, p: MacParams, context: StepContext): 
       ? { outcome: 'verified', detail: `${machine.status_name} (the mark_fixed sent before the restart took effect)` }
       : { outcome: 'skipped', detail: `${machine.status_name}, not Broken: nothing to mark fixed` };
   }
-  try {
-    await maas.markFixed(p.systemId, `maas-chatops plan ${context.planId}: boot MAC updated`);
-  } catch (err) {
-    return { outcome: 'failed', detail: `mark_fixed: ${describeError(err)}; the machine is still Broken: mark it fixed in MAAS` };
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= MARK_FIXED_ATTEMPTS; attempt++) {
+    try {
+      await maas.markFixed(p.systemId, `maas-chatops plan ${context.planId}: boot MAC updated`);
+      lastError = undefined;
+      break;
+    } catch (err) {
+      lastError = err;
+      // The POST may have taken effect though its answer was lost: read before sending it again.
+      const now = await maas.getMachine(p.systemId).catch(() => undefined);
+      if (now && now.status !== NODE_STATUS.BROKEN) return { outcome: 'verified', detail: `Broken → ${now.status_name} (read back after: ${describeError(err)})` };
+    }
+  }
+  if (lastError !== undefined) {
+    return { outcome: 'failed', detail: `mark_fixed: ${describeError(lastError)} (${MARK_FIXED_ATTEMPTS} attempts); the machine is still Broken: mark it fixed in MAAS` };
   }
   const after = await maas.getMachine(p.systemId);
   return after.status === NODE_STATUS.BROKEN

@@ -196,4 +196,35 @@ describe('fix-macs executor guards against MAAS', () => {
     expect(writesTo(lab.maas.calls, 'r1')).toEqual(['mark_broken 200', 'PUT 52:54:00:aa:00:41 200', 'mark_fixed 200']);
     expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
   });
+
+  it('resumes after a mark_broken journaled "failed" that MAAS had applied: mark_fixed still runs, the machine is not left Broken', async () => {
+    lab = await labWith([{ id: 'r2', status: 'Failed commissioning', recorded: '52:54:00:00:00:42', live: '52:54:00:aa:00:42' }]);
+    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const journal = memoryJournal();
+    await journal.begin();
+    // The crashed run: mark_broken timed out (journaled failed) although MAAS applied it.
+    await maasOf(lab).markBroken('r2', 'the crashed run');
+    await journal.set(0, { state: 'done', at: Date.now(), result: { subject: 'r2-vm', action: 'mark-broken', outcome: 'failed', detail: 'timed out' } });
+    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal, maxSubjects: 50 });
+    expect(results.map((r) => [r.action, r.outcome])).toEqual([
+      ['mark-broken', 'failed'],
+      ['set-mac', 'skipped'],
+      ['mark-fixed', 'verified'],
+    ]);
+    expect(lab.maas.state.machines[0]?.status).not.toBe(NODE_STATUS.BROKEN);
+  });
+
+  it('a mark_fixed answered 502 is sent again after reading the machine: it ends Ready, not left Broken', async () => {
+    lab = await labWith([{ id: 'r3', status: 'Failed commissioning', recorded: '52:54:00:00:00:43', live: '52:54:00:aa:00:43' }]);
+    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    lab.maas.injectFaults({ status: 502, count: 1, path: /op=mark_fixed/ });
+    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results.map((r) => [r.action, r.outcome])).toEqual([
+      ['mark-broken', 'verified'],
+      ['set-mac', 'verified'],
+      ['mark-fixed', 'verified'],
+    ]);
+    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
+    expect(writesTo(lab.maas.calls, 'r3').filter((w) => w.startsWith('mark_fixed'))).toEqual(['mark_fixed 502', 'mark_fixed 200']);
+  });
 });

@@ -61,12 +61,24 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
     expect(plan.refusals).toEqual([]);
   });
 
-  it.each(['Failed commissioning', 'Failed deployment', 'Releasing failed', 'Failed disk erasing', 'Failed to enter rescue mode', 'Failed to exit rescue mode'])(
-    '%s: mark_broken → PUT → mark_fixed',
+  it('Failed commissioning: mark_broken → PUT → mark_fixed', () => {
+    expect(actions('Failed commissioning')).toEqual(['mark-broken', 'set-mac', 'mark-fixed']);
+  });
+
+  it.each(['Failed deployment', 'Releasing failed', 'Failed disk erasing', 'Reserved'])(
+    '%s: refused, because mark_broken would release the machine and power it off',
     (status) => {
-      expect(actions(status)).toEqual(['mark-broken', 'set-mac', 'mark-fixed']);
+      const plan = planFor(status);
+      expect(plan.steps).toEqual([]);
+      expect(plan.refusals[0]?.detail).toMatch(/mark_broken would release this machine and power it off/);
     },
   );
+
+  it.each(['Failed to enter rescue mode', 'Failed to exit rescue mode'])('%s: refused, a deployed machine would come back Ready', (status) => {
+    const plan = planFor(status);
+    expect(plan.steps).toEqual([]);
+    expect(plan.refusals[0]?.detail).toMatch(/would bring a deployed machine back as Ready/);
+  });
 
   it.each(['Commissioning', 'Deploying', 'Releasing', 'Disk erasing', 'Rescue mode', 'Entering rescue mode', 'Exiting rescue mode', 'Testing'])(
     '%s: busy, refused with the reason and no step',
@@ -77,11 +89,14 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
     },
   );
 
-  it('never plans mark_broken for Deployed, Allocated or Deploying, whatever else', () => {
+  it('never plans mark_broken for a state MAAS would release (Deployed, Allocated, Deploying, Reserved, Failed deployment/releasing/disk erasing)', () => {
     for (let code = 0; code <= 22; code++) {
       const status = statusName(code);
-      if (['Deployed', 'Allocated', 'Deploying'].includes(status)) expect(actions(status)).not.toContain('mark-broken');
+      if (['Deployed', 'Allocated', 'Deploying', 'Reserved', 'Failed deployment', 'Releasing failed', 'Failed disk erasing'].includes(status)) {
+        expect(actions(status), status).not.toContain('mark-broken');
+      }
     }
+    expect(actions('Failed commissioning')).toContain('mark-broken');
   });
 
   it('refuses the broken cycle for a machine without an owner (MAAS would answer 403)', () => {
