@@ -142,7 +142,12 @@ async function executeApproved(ctx: JobContext, data: ExecuteJobData, def: Repai
   }
   const journal = plans.journal(plan.id);
   if (!(await journal.hasBegun())) {
-    const fresh = await def.plan(ctx, data.target);
+    let fresh: RepairPlan;
+    try {
+      fresh = await def.plan(ctx, data.target);
+    } catch (err) {
+      return unmeasurable(ctx, { plans, notifier }, stored, startedAt, err);
+    }
     if (fresh.id !== plan.id) return supersede(ctx, { plans, notifier }, stored, fresh, startedAt);
     await journal.begin();
     await plans.setState(plan.id, 'executing');
@@ -217,6 +222,31 @@ async function planOrReport(ctx: JobContext, target: string, def: RepairDefiniti
     ctx.log.warn({ kind: def.kind, target, err: describeError(err) }, 'could not plan');
     return { report: finishReport({ kind: def.kind, target, verdict: `Could not plan ${def.kind} ${target}`, findings: [probeFailed(target, describeError(err))] }, startedAt) };
   }
+}
+
+/**
+ * The re-measure before the first step failed (MAAS or a host unreachable): nothing ran. The plan is
+ * closed as failed rather than left approved, so `/maas fix-…` can plan again once the world answers.
+ */
+async function unmeasurable(
+  ctx: JobContext,
+  services: { plans: PlanStore; notifier: SlackNotifier },
+  stored: StoredPlan,
+  startedAt: Date,
+  err: unknown,
+): Promise<Report> {
+  const { plan } = stored;
+  const detail = `not run: the world could not be measured again before the first step (${describeError(err)}); nothing was changed`;
+  const results = refuseAll(plan, detail);
+  const report = planReport(plan, startedAt, results, `${plan.kind} ${plan.target}: ${detail}. Run /maas ${plan.kind} ${plan.target} again once it answers`);
+  await services.plans.setState(plan.id, 'failed', results);
+  const ref = messageRef(stored);
+  if (ref) {
+    await services.notifier.postInThread(ref, report.verdict).catch(() => undefined);
+    await services.notifier.updatePlan(ref, planView({ ...stored, state: 'failed' }, { approvers: ctx.config.slack.approvers, report, state: 'failed' })).catch(() => undefined);
+  }
+  ctx.log.warn({ plan: plan.id, err: describeError(err) }, 'repair plan not run: re-measure failed');
+  return report;
 }
 
 function refuseAll(plan: RepairPlan, detail: string): StepResult[] {

@@ -197,6 +197,24 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
     expect(dnsWrites(lab)).toEqual([]);
   }, 30_000);
 
+  it('MAAS unreachable at the re-measure: nothing runs, the thread says why, the plan is closed and can be planned again', async () => {
+    const lab = await startDnsLab();
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    // Every attempt of the re-measure's MAAS read fails.
+    lab.maas.injectFaults({ status: 503, count: 1_000 });
+    await click(stack, 'U0LEAD2', plan);
+    const why = await stack.emulator.waitFor(() => thread(stack, plan).find((m) => /^Not run: re-measured right before running/.test(m.text)), { timeoutMs: 20_000, description: 'the thread says why nothing ran' });
+    expect(why.text).toMatch(/MAAS region-a answered 503/);
+    lab.maas.clearFaults();
+    expect(hasButtons(current(stack, plan))).toBe(false);
+    expect(dnsWrites(lab)).toEqual([]);
+    const again = await stack.emulator.sendSlashCommand({ appUrl: stack.appUrl, text: 'fix-dns prod', user: 'U0OPS1', channel: CHANNEL });
+    expect(again.status).toBe(200);
+    const second = await planMessage(stack, 1);
+    expect(buttonTexts(second)).toEqual(['Approve and run', 'Reject']);
+  }, 30_000);
+
   it('Reject closes the plan: nothing runs, a later Approve is refused', async () => {
     const lab = await startDnsLab();
     const { stack } = lab;

@@ -53,6 +53,8 @@ export interface MaasSimulator {
   /** TCP connections accepted so far: shows whether a client keeps connections alive. */
   readonly connections: number;
   injectFaults(fault: MaasFault): void;
+  /** Drops every fault not yet served. */
+  clearFaults(): void;
   setLatency(ms: number): void;
   resetCalls(): void;
   close(): Promise<void>;
@@ -130,6 +132,9 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
     state: ctx.state,
     get connections() {
       return connections;
+    },
+    clearFaults() {
+      faults.splice(0);
     },
     injectFaults(fault) {
       faults.push({ ...fault });
