@@ -149,8 +149,11 @@ async function executeApproved(ctx: JobContext, data: ExecuteJobData, def: Repai
       return unmeasurable(ctx, { plans, notifier }, stored, startedAt, err);
     }
     if (fresh.id !== plan.id) return supersede(ctx, { plans, notifier }, stored, fresh, startedAt);
+    if (!(await plans.startExecution(plan.id))) {
+      const detail = 'not run: the plan is no longer approved (its approval was taken back, or another worker started it)';
+      return planReport(plan, startedAt, refuseAll(plan, detail), `${def.kind} ${plan.target}: ${detail}`);
+    }
     await journal.begin();
-    await plans.setState(plan.id, 'executing');
     await thread(`Re-measured: the world matches the plan. Running ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'} on ${subjectCount(plan.steps)} subject${subjectCount(plan.steps) === 1 ? '' : 's'}, one at a time (approved by <@${stored.decidedBy ?? data.approvedBy}>).`);
   } else {
     await thread('Resuming after a restart: steps the journal shows done are not repeated.');

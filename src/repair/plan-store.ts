@@ -45,7 +45,10 @@ export interface PlanStore {
   /** The one atomic transition out of pending: at most one caller ever gets `ok`. */
   decide(id: string, decision: 'approved' | 'rejected', user: string, now: number): Promise<DecideResult>;
   /** Puts an approval back to pending (the execution could not be queued). */
-  undoApproval(id: string, user: string): Promise<void>;
+  /** Takes back an approval whose run could not be queued; false when a worker already started it. */
+  undoApproval(id: string, user: string): Promise<boolean>;
+  /** approved → executing, atomically; false when the plan is not approved (undone, or another worker started it). */
+  startExecution(id: string): Promise<boolean>;
   setState(id: string, state: PlanState, results?: StepResult[]): Promise<void>;
   recordRefusal(id: string, refusal: Refusal): Promise<void>;
   refusals(id: string): Promise<Refusal[]>;
@@ -88,8 +91,20 @@ const UNDO = `
 if redis.call('HGET', KEYS[1], 'state') == 'approved' and redis.call('HGET', KEYS[1], 'decidedBy') == ARGV[1] then
   redis.call('HSET', KEYS[1], 'state', 'pending')
   redis.call('HDEL', KEYS[1], 'decidedBy', 'decidedAt')
+  return 1
 end
-return 'ok'
+return 0
+`;
+
+// KEYS[1] plan, KEYS[2] journal. Executing but not begun: a worker died between the two; go on.
+const START = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'approved' then
+  redis.call('HSET', KEYS[1], 'state', 'executing')
+  return 1
+end
+if state == 'executing' and redis.call('HEXISTS', KEYS[2], 'begun') == 0 then return 1 end
+return 0
 `;
 
 /** Plans, approvals, refusals and journals in Redis, under `<prefix>:repair:`. */
@@ -141,7 +156,10 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
       return { ok: false, why: 'decided', state: state as PlanState, ...(by ? { by } : {}), ...(at ? { at: Number(at) } : {}) };
     },
     async undoApproval(id, user) {
-      await redis.eval(UNDO, 1, planKey(id), user);
+      return (await redis.eval(UNDO, 1, planKey(id), user)) === 1;
+    },
+    async startExecution(id) {
+      return (await redis.eval(START, 2, planKey(id), journalKey(id))) === 1;
     },
     async setState(id, state, results) {
       await redis.hset(planKey(id), 'state', state, ...(results ? ['results', JSON.stringify(results)] : []));

@@ -143,8 +143,12 @@ async function queueExecution(options: ApprovalOptions, click: Click, stored: St
   try {
     await options.enqueue(stored.plan.kind, data);
   } catch (err) {
+    if (!(await options.plans.undoApproval(stored.plan.id, click.user))) {
+      // The queue answered late but the job landed and a worker has started it: nothing to undo.
+      log.warn({ err: describeError(err) }, 'the queue answered slowly, but the run has started');
+      return;
+    }
     log.error({ err: describeError(err) }, 'approved, but the run could not be queued; approval undone');
-    await options.plans.undoApproval(stored.plan.id, click.user);
     await updateMessage(options, click, { ...stored, state: 'pending' });
     await tellClicker(click, options.redact(`Approved, but the run could not be queued (${describeError(err)}), so the approval was undone and nothing ran. Click Approve again in a minute.`), log);
   }

@@ -85,4 +85,26 @@ describe('plan store on real Redis', () => {
     await store.undoApproval(p.id, 'U0LEAD1');
     expect((await store.get(p.id))?.state).toBe('pending');
   });
+
+  it('starts an approved plan once: a second start, or an undo after the start, is refused', async () => {
+    const p = plan();
+    await stored(p);
+    await store.decide(p.id, 'approved', 'U0LEAD1', Date.now());
+    const starts = await Promise.all([store.startExecution(p.id), createPlanStore(other, { prefix }).startExecution(p.id)]);
+    // Both may see "executing, journal not begun" only until the winner begins its journal.
+    expect(starts.filter(Boolean).length).toBeGreaterThanOrEqual(1);
+    await store.journal(p.id).begin();
+    expect(await store.startExecution(p.id)).toBe(false);
+    expect(await store.undoApproval(p.id, 'U0LEAD1')).toBe(false);
+    expect((await store.get(p.id))?.state).toBe('executing');
+  });
+
+  it('an approval taken back before any worker started it cannot be started', async () => {
+    const p = plan();
+    await stored(p);
+    await store.decide(p.id, 'approved', 'U0LEAD1', Date.now());
+    expect(await store.undoApproval(p.id, 'U0LEAD1')).toBe(true);
+    expect(await store.startExecution(p.id)).toBe(false);
+    expect((await store.get(p.id))?.state).toBe('pending');
+  });
 });
