@@ -9,7 +9,11 @@ import type { JobDefinition } from './types.ts';
 export const fixMacsRepair: RepairDefinition = {
   kind: 'fix-macs',
   targetKind: 'site',
-  plan: async (ctx, site) => planMacRepair(await gatherMacSnapshot(ctx, site), { maxSubjects: ctx.config.repair.maxSubjects }),
+  plan: async (ctx, site) => {
+    const maas = ctx.adapters.maas((ctx.config.sites[site] as SiteConfig).maas);
+    const [snapshot, apiUser] = await Promise.all([gatherMacSnapshot(ctx, site), maas.whoami().catch(() => undefined)]);
+    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, ...(apiUser ? { apiUser } : {}) });
+  },
   runner: (ctx, site) => macStepRunner(ctx.adapters.maas((ctx.config.sites[site] as SiteConfig).maas)),
 };
 

@@ -12,7 +12,7 @@ import type {
   MaasMachine,
   MachineFilter,
   PowerParameters,
-  RackController,
+  MaasUser, RackController,
   Subnet,
   SubnetDnsUpdate,
 } from './types.ts';
@@ -211,6 +211,9 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     },
     listRackControllers() {
       return call<RackController[]>({ method: 'GET', path: 'rackcontrollers/' });
+    },
+    whoami() {
+      return call<MaasUser>({ method: 'GET', path: 'users/?op=whoami' });
     },
     close() {
       return agent.close();

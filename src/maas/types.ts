@@ -66,6 +66,14 @@ export interface RackController {
   service_set?: { name: string; status: string; status_info?: string }[];
 }
 
+/** `GET users/?op=whoami`: the MAAS user behind the API key (api/users.py). */
+export interface MaasUser {
+  username: string;
+  email?: string;
+  is_local?: boolean;
+  is_superuser: boolean;
+}
+
 export interface MachineFilter {
   zone?: string;
   pool?: string;
@@ -103,4 +111,6 @@ export interface MaasClient {
   /** Always sends both allow_dns and allow_proxy: MAAS resets an omitted one to true. */
   updateSubnetDns(id: number, update: SubnetDnsUpdate): Promise<Subnet>;
   listRackControllers(): Promise<RackController[]>;
+  /** The user behind the API key: mark_broken needs the machine's owner, mark_fixed and interface edits an admin. */
+  whoami(): Promise<MaasUser>;
 }

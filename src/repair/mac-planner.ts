@@ -1,3 +1,4 @@
+import type { MaasUser } from '../maas/types.ts';
 import { evaluateMacs, type MacSnapshot } from '../checks/macs.ts';
 import type { MaasMachine } from '../maas/types.ts';
 import type { Finding, PlanStep, StepResult } from '../report.ts';
@@ -12,7 +13,16 @@ export interface MacDriftItem {
 }
 
 /** Pure: a fresh mac-diff snapshot in, the fix-macs plan out. */
-export function planMacRepair(snapshot: MacSnapshot, options: { maxSubjects: number }): RepairPlan {
+export interface MacPlanOptions {
+  maxSubjects: number;
+  /**
+   * The MAAS user behind the API key (`users/?op=whoami`); undefined when it could not be read.
+   * Interface edits and mark_fixed need an admin, mark_broken the machine's owner.
+   */
+  apiUser?: MaasUser;
+}
+
+export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): RepairPlan {
   const { findings, verdict: checkVerdict } = evaluateMacs(snapshot);
   const drifts = driftsByMachine(findings);
   const blocked = blockedMachines(findings);
@@ -28,7 +38,7 @@ export function planMacRepair(snapshot: MacSnapshot, options: { maxSubjects: num
       refusals.push(refusal(machine, block));
       continue;
     }
-    const machineSteps = stepsFor(machine, items);
+    const machineSteps = stepsFor(machine, items, options.apiUser);
     if ('refused' in machineSteps) {
       refusals.push(refusal(machine, machineSteps.refused));
       continue;
@@ -87,9 +97,12 @@ function blockedMachines(findings: readonly Finding[]): Map<string, string> {
   return out;
 }
 
-function stepsFor(machine: MaasMachine, items: MacDriftItem[]): { steps: PlanStep[] } | { refused: string } {
+function stepsFor(machine: MaasMachine, items: MacDriftItem[], apiUser: MaasUser | undefined): { steps: PlanStep[] } | { refused: string } {
   const status = machine.status;
   const name = machine.status_name;
+  if (apiUser && !apiUser.is_superuser) {
+    return { refused: `the API key's MAAS user ${apiUser.username} is not a MAAS admin, and MAAS lets only admins edit a machine's interfaces (and mark it fixed); use an admin's API key for this region` };
+  }
   const base = { systemId: machine.system_id, hostname: machine.hostname };
   const setMacs = (why: string): PlanStep[] =>
     items.map((item) => ({
@@ -114,6 +127,12 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[]): { steps: PlanSte
       return {
         refused: `${name} with no owner: MAAS lets only a machine's owner mark it broken (403 otherwise), so the mark_broken → update → mark_fixed cycle cannot run. Have the MAAS user behind the API key acquire it, or update the MAC in the MAAS UI`,
       };
+    }
+    if (!apiUser) {
+      return { refused: `${name}: the MAAS user behind the API key could not be read (users/?op=whoami), so it is not certain the machine could be marked fixed again after mark_broken; not starting the cycle` };
+    }
+    if (machine.owner !== apiUser.username) {
+      return { refused: `${name}, owned by ${machine.owner}: MAAS lets only the owner mark it broken, and the API key is ${apiUser.username}'s; have ${machine.owner} run it, or update the MAC in the MAAS UI` };
     }
     return {
       steps: [

@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixMacsJob } from '../../jobs/fix-macs.ts';
-import { gatherMacSnapshot } from '../../jobs/mac-diff.ts';
+import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
 import type { JobContext } from '../../jobs/types.ts';
 import { machine, virshPower } from '../../src/lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
@@ -11,7 +10,6 @@ import { silentLogger } from '../../src/log.ts';
 import { NODE_STATUS } from '../../src/maas/node-status.ts';
 import type { Notifier } from '../../src/notifier.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
-import { planMacRepair } from '../../src/repair/mac-planner.ts';
 import { planReport } from '../../src/repair/plan.ts';
 import { createPlanStore } from '../../src/repair/plan-store.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
@@ -56,7 +54,7 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
     const ctx: JobContext = { config: lab.config, adapters: lab.adapters, log: silentLogger() };
 
     // Planned, stored and approved, as the Slack path does.
-    const plan = planMacRepair(await gatherMacSnapshot(ctx, 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctx, 'site-b');
     expect(plan.steps.map((s) => `${s.subject} ${s.action}`)).toEqual(['site-b-node1 mark-broken', 'site-b-node1 set-mac', 'site-b-node1 mark-fixed', 'site-b-node4 set-mac']);
     await plans.create({ plan, report: planReport(plan, new Date()), requester: 'U0OPS1', channel: 'C0OPS', now: Date.now(), ttlMs: 60_000 });
     await plans.setMessage(plan.id, '1700000000.000100');

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixMacsJob } from '../../jobs/fix-macs.ts';
-import { gatherMacSnapshot } from '../../jobs/mac-diff.ts';
+import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
 import type { JobContext } from '../../jobs/types.ts';
 import { machine, virshPower, type MaasSimCall } from '../../src/lab/maas-sim/index.ts';
 import { macLabScenario, startMacLab, type MacLab, type VmDomain } from '../../src/lab/vmhost-sim/index.ts';
@@ -10,7 +9,6 @@ import type { MaasClient } from '../../src/maas/types.ts';
 import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
 import { macStepRunner } from '../../src/repair/mac-steps.ts';
-import { planMacRepair } from '../../src/repair/mac-planner.ts';
 import { withId } from '../../src/repair/plan.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
 
@@ -107,7 +105,7 @@ describe('fix-macs executor guards against MAAS', () => {
       { id: 'm2', status: 'Ready', recorded: '52:54:00:00:00:02', live: '52:54:00:aa:00:02' },
       { id: 'm3', status: 'Ready', recorded: '52:54:00:00:00:03', live: '52:54:00:aa:00:03' },
     ]);
-    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     expect(plan.steps).toHaveLength(3);
     // Between approval and its turn, MAAS starts commissioning m2: MAAS answers its PUT with 409.
     const m2 = lab.maas.state.machines.find((m) => m.system_id === 'm2');
@@ -126,7 +124,7 @@ describe('fix-macs executor guards against MAAS', () => {
 
   it('a failure after mark_broken still runs mark_fixed: the machine is never left Broken', async () => {
     lab = await labWith([{ id: 'f2', status: 'Failed commissioning', recorded: '52:54:00:00:00:12', live: '52:54:00:aa:00:12' }]);
-    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     // After approval, someone enlists another node with that live MAC: MAAS refuses the PUT (400).
     lab.maas.state.machines.push({ ...structuredClone(lab.maas.state.machines[0]!), id: 99, system_id: 'dup', hostname: 'dup', interfaces: [{ ...lab.maas.state.machines[0]!.interfaces[0]!, id: 999, mac_address: '52:54:00:aa:00:12' }] });
     const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
@@ -140,18 +138,39 @@ describe('fix-macs executor guards against MAAS', () => {
     expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
   });
 
-  it('a machine owned by another MAAS user: MAAS answers 403 to mark_broken, refused with a hint, nothing else sent', async () => {
+  it('a machine owned by another MAAS user is refused at planning (whoami), with who should run it, and nothing is sent', async () => {
     lab = await labWith([{ id: 'f1', status: 'Failed commissioning', recorded: '52:54:00:00:00:11', live: '52:54:00:aa:00:11', owner: 'alice' }]);
-    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    expect(plan.steps).toEqual([]);
+    expect(plan.refusals[0]?.detail).toMatch(/owned by alice: MAAS lets only the owner mark it broken, and the API key is admin's/);
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
+
+  it('an owner changed after planning: MAAS answers 403 to mark_broken, refused with a hint, nothing else sent', async () => {
+    lab = await labWith([{ id: 'f4', status: 'Failed commissioning', recorded: '52:54:00:00:00:14', live: '52:54:00:aa:00:14' }]);
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    lab.maas.state.machines[0]!.owner = 'alice';
     const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
-    expect(results.map((r) => [r.action, r.outcome])).toEqual([
-      ['mark-broken', 'refused'],
-      ['set-mac', 'skipped'],
-      ['mark-fixed', 'skipped'],
-    ]);
-    expect(results[0]?.detail).toMatch(/403 .*only the machine's owner \(alice\)/);
-    expect(writesTo(lab.maas.calls, 'f1')).toEqual(['mark_broken 403']);
+    expect(results[0]).toMatchObject({ action: 'mark-broken', outcome: 'refused' });
+    expect(results.slice(1).map((r) => r.outcome)).toEqual(['skipped', 'skipped']);
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET' && c.path.includes('/f4/'))).toEqual([]);
     expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.FAILED_COMMISSIONING);
+  });
+
+  it('an API key whose user is not a MAAS admin: every MAC change refused at planning (MAAS would 403 the edit and mark_fixed)', async () => {
+    const domains = [{ name: 'dom-n1', nics: [{ mac: '52:54:00:aa:00:15' }] }, { name: 'dom-n2', nics: [{ mac: '52:54:00:aa:00:16' }] }];
+    lab = await startMacLab({
+      machines: [
+        machine({ system_id: 'n1', hostname: 'n1-vm', zone: 'site-b', status: 'Failed commissioning', macs: ['52:54:00:00:00:15'], power: virshPower(HOST, 'dom-n1') }),
+        machine({ system_id: 'n2', hostname: 'n2-vm', zone: 'site-b', status: 'Ready', macs: ['52:54:00:00:00:16'], power: virshPower(HOST, 'dom-n2') }),
+      ],
+      sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains } }] }],
+    });
+    lab.maas.state.userIsAdmin = false;
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    expect(plan.steps).toEqual([]);
+    expect(plan.refusals.map((r) => r.detail)).toEqual([expect.stringMatching(/is not a MAAS admin/), expect.stringMatching(/is not a MAAS admin/)]);
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
   });
 
   it('never sends mark_broken to a Deployed machine, even when a plan asks for it', async () => {
@@ -175,7 +194,7 @@ describe('fix-macs executor guards against MAAS', () => {
       { id: 'b1', status: 'Ready', recorded: '52:54:00:00:00:31', live: '52:54:00:aa:00:31' },
       { id: 'b2', status: 'Ready', recorded: '52:54:00:00:00:32', live: '52:54:00:aa:00:32' },
     ]);
-    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 1 });
     expect(results.map((r) => r.outcome)).toEqual(['refused', 'refused']);
     expect(results[0]?.detail).toMatch(/touches 2 subjects, over the bound of 1/);
@@ -184,7 +203,7 @@ describe('fix-macs executor guards against MAAS', () => {
 
   it('resumes a plan whose mark_broken went through before a crash: not sent again, the machine ends Ready', async () => {
     lab = await labWith([{ id: 'r1', status: 'Failed commissioning', recorded: '52:54:00:00:00:41', live: '52:54:00:aa:00:41' }]);
-    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     const journal = memoryJournal();
     await journal.begin();
     // The crashed run: mark_broken journaled as started and answered by MAAS, nothing more.
@@ -199,7 +218,7 @@ describe('fix-macs executor guards against MAAS', () => {
 
   it('resumes after a mark_broken journaled "failed" that MAAS had applied: mark_fixed still runs, the machine is not left Broken', async () => {
     lab = await labWith([{ id: 'r2', status: 'Failed commissioning', recorded: '52:54:00:00:00:42', live: '52:54:00:aa:00:42' }]);
-    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     const journal = memoryJournal();
     await journal.begin();
     // The crashed run: mark_broken timed out (journaled failed) although MAAS applied it.
@@ -216,7 +235,7 @@ describe('fix-macs executor guards against MAAS', () => {
 
   it('a mark_fixed answered 502 is sent again after reading the machine: it ends Ready, not left Broken', async () => {
     lab = await labWith([{ id: 'r3', status: 'Failed commissioning', recorded: '52:54:00:00:00:43', live: '52:54:00:aa:00:43' }]);
-    const plan = planMacRepair(await gatherMacSnapshot(ctxOf(lab), 'site-b'), { maxSubjects: 50 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     lab.maas.injectFaults({ status: 502, count: 1, path: /op=mark_fixed/ });
     const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
     expect(results.map((r) => [r.action, r.outcome])).toEqual([

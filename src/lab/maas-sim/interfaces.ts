@@ -7,7 +7,7 @@ import { findMachine } from './machines.ts';
 import { interfaceJson } from './render.ts';
 import { MAC_FIELD_RE, normaliseMac } from './scenario.ts';
 import { everyInterface } from './scenario-lookups.ts';
-import { conflict, invalid, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { conflict, forbidden, invalid, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 /** api/interfaces.py ALLOWED_STATES plus the Deployed extra state of `update`. */
 const EDITABLE: ReadonlySet<number> = new Set([
@@ -38,6 +38,8 @@ export function updateInterface(ctx: SimContext, req: SimRequest, systemId: stri
   const m = findMachine(ctx, systemId);
   const target = m?.interfaces.find((x) => String(x.id) === interfaceId);
   if (!m || !target) return notFound('Interface');
+  // api/interfaces.py update: NodePermission.admin on the node.
+  if (ctx.state.userIsAdmin === false) return forbidden();
   if (!EDITABLE.has(m.status)) return conflict(INTERFACE_STATE_CONFLICT);
 
   const rawMac = lastValue(req.form, 'mac_address');

@@ -112,6 +112,8 @@ export function markBroken(ctx: SimContext, req: SimRequest, systemId: string): 
 export function markFixed(ctx: SimContext, systemId: string): SimResponse {
   const m = findMachine(ctx, systemId);
   if (!m) return notFound('Machine');
+  // api/machines.py mark_fixed: NodePermission.admin.
+  if (ctx.state.userIsAdmin === false) return forbidden();
   if (m.status !== NODE_STATUS.BROKEN) return conflict("Can't mark a non-broken node as 'Ready'.");
   const next = m.previous_status === NODE_STATUS.DEPLOYED ? NODE_STATUS.DEPLOYED : NODE_STATUS.READY;
   m.previous_status = m.status;

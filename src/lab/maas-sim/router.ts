@@ -55,6 +55,12 @@ const ROUTES: Route[] = [
     },
   },
   {
+    pattern: ['users', ''],
+    handlers: {
+      'GET whoami': (ctx) => ok({ username: ctx.state.user, email: `${ctx.state.user}@maas.example`, is_local: true, is_superuser: ctx.state.userIsAdmin !== false }),
+    },
+  },
+  {
     pattern: ['rackcontrollers', ''],
     handlers: { GET: (ctx) => ok([...ctx.state.rackControllers].sort((a, b) => a.id - b.id).map((r) => rackControllerJson(ctx.state, r))) },
   },

@@ -102,8 +102,10 @@ export interface SimRackController {
 }
 
 export interface MaasScenario {
-  /** The MAAS user (an admin) behind every API key the simulator accepts. */
+  /** The MAAS user behind every API key the simulator accepts. */
   user: string;
+  /** Whether that user is a MAAS admin (default true): mark_fixed and interface edits need one. */
+  userIsAdmin?: boolean;
   machines: SimMachine[];
   dnsresources: SimDnsResource[];
   subnets: SimSubnet[];
@@ -284,6 +286,7 @@ export function rackController(input: RackControllerInput): SimRackController {
 
 export interface ScenarioInput {
   user?: string;
+  userIsAdmin?: boolean;
   machines?: SimMachine[];
   dnsresources?: SimDnsResource[];
   subnets?: SimSubnet[];
@@ -302,6 +305,7 @@ export interface ScenarioInput {
 export function scenario(input: ScenarioInput = {}): MaasScenario {
   const out: MaasScenario = structuredClone({
     user: input.user ?? DEFAULT_USER,
+    ...(input.userIsAdmin === false ? { userIsAdmin: false } : {}),
     machines: input.machines ?? [],
     dnsresources: input.dnsresources ?? [],
     subnets: input.subnets ?? [],

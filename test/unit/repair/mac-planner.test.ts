@@ -43,12 +43,13 @@ function snapshot(entries: { m: MaasMachine; probe: DomainProbe }[]): MacSnapsho
   return { site: 'site-b', machines: entries.map((e) => e.m), power, hosts };
 }
 
+const ADMIN = { username: 'admin', is_superuser: true };
 const OLD = '52:54:00:b0:00:01';
 const NEW = '52:54:00:81:40:17';
 
 function planFor(status: string, owner: string | null = 'admin') {
   const m = machine('sb0001', status, [OLD], owner);
-  return planMacRepair(snapshot([{ m, probe: live(NEW) }]), { maxSubjects: 50 });
+  return planMacRepair(snapshot([{ m, probe: live(NEW) }]), { maxSubjects: 50, apiUser: ADMIN });
 }
 
 const actions = (status: string, owner: string | null = 'admin') => planFor(status, owner).steps.map((s) => s.action);
@@ -128,7 +129,7 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
 
   it('bounds the subjects of one plan and says the rest waits', () => {
     const entries = Array.from({ length: 4 }, (_v, i) => ({ m: machine(`sb010${i}`, 'Ready', [`52:54:00:b0:00:1${i}`]), probe: live(`52:54:00:99:00:1${i}`) }));
-    const plan = planMacRepair(snapshot(entries), { maxSubjects: 3 });
+    const plan = planMacRepair(snapshot(entries), { maxSubjects: 3, apiUser: ADMIN });
     expect(new Set(plan.steps.map((s) => s.subject)).size).toBe(3);
     expect(plan.refusals).toEqual([expect.objectContaining({ subject: 'node-sb0103', detail: expect.stringContaining('over the bound of 3') })]);
   });
@@ -139,12 +140,12 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
     expect(a.id).toMatch(/^[0-9a-f]{16}$/);
     expect(b.id).toBe(a.id);
     expect(planId('fix-macs', 'site-b', a.steps)).toBe(a.id);
-    const other = planMacRepair(snapshot([{ m: machine('sb0001', 'Ready', [OLD]), probe: live('52:54:00:81:40:18') }]), { maxSubjects: 50 });
+    const other = planMacRepair(snapshot([{ m: machine('sb0001', 'Ready', [OLD]), probe: live('52:54:00:81:40:18') }]), { maxSubjects: 50, apiUser: ADMIN });
     expect(other.id).not.toBe(a.id);
   });
 
   it('plans nothing when every MAC matches, and says so', () => {
-    const plan = planMacRepair(snapshot([{ m: machine('sb0001', 'Ready', [OLD]), probe: live(OLD) }]), { maxSubjects: 50 });
+    const plan = planMacRepair(snapshot([{ m: machine('sb0001', 'Ready', [OLD]), probe: live(OLD) }]), { maxSubjects: 50, apiUser: ADMIN });
     expect(plan.steps).toEqual([]);
     expect(plan.verdict).toMatch(/^Nothing to repair at site-b/);
   });
