@@ -1,4 +1,5 @@
 /** Just enough of RFC 1035's wire format to answer one question: no compression on input names. */
+import type { SoaRecord } from '../../dns-probe/types.ts';
 
 export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
 export const TYPE = { A: 1, NS: 2, SOA: 6 } as const;
@@ -15,15 +16,7 @@ export interface Question {
   raw: Buffer;
 }
 
-export interface Soa {
-  mname: string;
-  rname: string;
-  serial: number;
-  refresh: number;
-  retry: number;
-  expire: number;
-  minimum: number;
-}
+export type Soa = SoaRecord;
 
 export interface ResourceRecord {
   name: string;
