@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../config.ts';
 import { describeError } from '../errors.ts';
 import { createLogger } from '../log.ts';
-import { startRuntime, type Runtime } from '../main.ts';
 import { labScript, type LabClickStep, type LabCommandStep, type LabStep } from './lab-script.ts';
-import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from './lab-world.ts';
+import { startLabBot, type LabBot } from './lab-bot.ts';
+import { LAB_CHANNELS, LAB_USERS } from './lab-world.ts';
 import { findOrStartRedis, type RedisHandle } from './private-redis.ts';
 import { deletePrefix } from './redis-keys.ts';
-import { startSlackEmulator, type SlackEmulator } from './slack-emulator/index.ts';
+import { type SlackEmulator } from './slack-emulator/index.ts';
 import { renderTranscript, type TranscriptNames } from './transcript.ts';
 
 const NAMES: TranscriptNames = {
@@ -115,38 +114,20 @@ export async function runLab(io: LabIo): Promise<number> {
     io.err('The lab needs Redis: install it (apt-get install redis-server) or set REDIS_URL to a running one.');
     return 2;
   }
-  let world: LabWorld | undefined;
-  let emulator: SlackEmulator | undefined;
-  let runtime: Runtime | undefined;
+  let bot: LabBot | undefined;
   const prefix = `maas-chatops-lab-${randomUUID().slice(0, 8)}`;
   try {
-    emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
-    world = await startLabWorld();
-    const loaded = loadConfig({ path: world.configPath, env: world.env });
-    const env = {
-      ...world.env,
-      SLACK_BOT_TOKEN: emulator.botToken,
-      SLACK_SIGNING_SECRET: emulator.signingSecret,
-      SLACK_API_URL: emulator.apiUrl,
-      SLACK_MODE: 'http',
-      PORT: '0',
-      REDIS_URL: redis.url,
-      LOG_LEVEL: io.env.LOG_LEVEL ?? 'error',
-    };
-    const log = createLogger({ level: env.LOG_LEVEL });
-    runtime = await startRuntime({ role: 'serve', loaded, env, prefix, host: '127.0.0.1', log });
-    io.out(`maas-chatops lab: MAAS simulator ${world.maas.url}, Redis ${redis.url}, bot on 127.0.0.1:${runtime.port}`);
+    bot = await startLabBot({ redisUrl: redis.url, prefix, log: createLogger({ level: io.env.LOG_LEVEL ?? 'error' }) });
+    io.out(`maas-chatops lab: MAAS simulator ${bot.world.maas.url}, Redis ${redis.url}, bot on ${bot.appUrl.replace('http://', '')}`);
     io.out('Channel #ops (alice is on call, bob approves repairs):');
-    const session = { emulator, appUrl: `http://127.0.0.1:${runtime.port}` };
+    const session = { emulator: bot.emulator, appUrl: bot.appUrl };
     for (const step of labScript) await runStep(session, step, io);
     return 0;
   } catch (err) {
     io.err(`lab failed: ${describeError(err)}`);
     return 2;
   } finally {
-    await runtime?.close();
-    await world?.close();
-    await emulator?.close();
+    await bot?.close();
     await cleanupPrefix(redis.url, prefix);
     await redis.stop();
   }

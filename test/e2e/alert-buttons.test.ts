@@ -2,42 +2,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
-import { startRuntime, type Runtime } from '../../src/main.ts';
-import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
-import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startLabBot, type LabBot } from '../../src/lab/lab-bot.ts';
+import { LAB_CHANNELS, LAB_USERS, type LabWorld } from '../../src/lab/lab-world.ts';
+import { type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
 import { ALERT_ACTIONS } from '../../src/alerts/alert-message.ts';
 import { commandForAlertAction } from '../../src/slack/alert-actions.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 /** An alert's "Plan fix" and "Re-check now" buttons, clicked in the alert channel of a running bot. */
 describe('alert buttons', () => {
+  let bot: LabBot;
   let world: LabWorld;
   let emulator: SlackEmulator;
-  let runtime: Runtime;
   let appUrl: string;
   const prefix = freshPrefix('alert-buttons');
 
   beforeAll(async () => {
-    emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
-    world = await startLabWorld();
-    const loaded = loadConfig({ path: world.configPath, env: world.env });
-    runtime = await startRuntime({
-      role: 'serve',
-      loaded,
-      env: { ...world.env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, PORT: '0', REDIS_URL: TEST_REDIS_URL },
-      prefix,
-      host: '127.0.0.1',
-      log: silentLogger(),
-    });
-    appUrl = `http://127.0.0.1:${runtime.port}`;
+    bot = await startLabBot({ redisUrl: TEST_REDIS_URL, prefix, log: silentLogger() });
+    ({ world, emulator, appUrl } = bot);
     await emulator.sendSlashCommand({ appUrl, text: 'scan site-b mac-diff', user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
     await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.alerts).find((m) => !m.threadTs), { timeoutMs: 20_000, description: 'the mac-diff alert' });
   });
 
   afterAll(async () => {
-    await runtime?.close();
-    await world?.close();
-    await emulator?.close();
+    await bot?.close();
     const redis = new Redis(TEST_REDIS_URL);
     await deletePrefix(redis, prefix);
     redis.disconnect();

@@ -1,39 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
-import { startRuntime, type Runtime } from '../../src/main.ts';
-import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startLabBot, type LabBot } from '../../src/lab/lab-bot.ts';
+import { LAB_CHANNELS, LAB_USERS, type LabWorld } from '../../src/lab/lab-world.ts';
+import { type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 /** The whole path: signed slash command → Bolt → BullMQ on Redis → worker → simulators → Slack. */
 describe('serve: a slash command comes back as a report in the channel', () => {
+  let bot: LabBot;
   let world: LabWorld;
   let emulator: SlackEmulator;
-  let runtime: Runtime;
   let appUrl: string;
   const prefix = freshPrefix('serve');
 
   beforeAll(async () => {
-    emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
-    world = await startLabWorld();
-    const loaded = loadConfig({ path: world.configPath, env: world.env });
-    runtime = await startRuntime({
-      role: 'serve',
-      loaded,
-      env: { ...world.env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, PORT: '0', REDIS_URL: TEST_REDIS_URL },
-      prefix,
-      host: '127.0.0.1',
-      log: silentLogger(),
-    });
-    appUrl = `http://127.0.0.1:${runtime.port}`;
+    bot = await startLabBot({ redisUrl: TEST_REDIS_URL, prefix, log: silentLogger() });
+    ({ world, emulator, appUrl } = bot);
   });
 
   afterAll(async () => {
-    await runtime?.close();
-    await world?.close();
-    await emulator?.close();
+    await bot?.close();
     const redis = new Redis(TEST_REDIS_URL);
     await deletePrefix(redis, prefix);
     redis.disconnect();
