@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
@@ -10,6 +8,7 @@ import { createRedis } from '../../src/queue/redis-connection.ts';
 import type { RepairPlan } from '../../src/repair/plan.ts';
 import { planReport } from '../../src/repair/plan.ts';
 import { createPlanStore, type PlanStore } from '../../src/repair/plan-store.ts';
+import { startCrashWorker } from '../helpers/crash-worker.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 import { startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
 
@@ -18,7 +17,6 @@ import { startResolverSite, type ResolverSite, type ResolverSiteOptions } from '
 // the command again. Real parts: SSH to /bin/sh, dig, dnsmasq (daemon started by the install), the
 // MAAS simulator, Redis, a child process killed with SIGKILL.
 
-const CHILD = fileURLToPath(new URL('./repair-crash-child.ts', import.meta.url));
 
 beforeAll(() => {
   for (const program of ['dig', 'dnsmasq']) {
@@ -73,33 +71,12 @@ describe('fix-resolver: the install step and the journal', () => {
   it('SIGKILL after forwarderInstall took effect but before it returned: the restart does not run it again and finishes the plan', async () => {
     // The install starts the daemon, then keeps the SSH command open: the worker dies inside the step.
     const a = await approvedPlan({ forwarder: 'stopped', install: (daemon) => `${daemon} && sleep 20` });
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      env: {
-        ...process.env,
-        CRASH_CONFIG: a.site.yaml,
-        CRASH_CONFIG_ENV: JSON.stringify(a.site.env),
-        CRASH_REDIS_URL: TEST_REDIS_URL,
-        CRASH_PREFIX: prefix,
-        CRASH_PLAN: a.plan.id,
-        CRASH_JOB: 'fix-resolver',
-        CRASH_SITE: 'site-b',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
-
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the forwarder never came up under the child: ${output}`);
+    const worker = startCrashWorker({ configText: a.site.yaml, configEnv: a.site.env, prefix, planId: a.plan.id, job: 'fix-resolver', site: 'site-b' });
+    const forwarderUp = async () => {
       const seen = await probeSoaDirect({ host: '127.0.0.1', port: a.site.forwarderPort }, 'maas-internal', { timeoutMs: 200, tries: 1 });
-      if (seen.outcome === 'reply' && seen.status === 'NOERROR' && a.site.installs().length === 1) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
+      return seen.outcome === 'reply' && seen.status === 'NOERROR' && a.site.installs().length === 1;
+    };
+    expect(await worker.killWhen(forwarderUp, 'the forwarder coming up', 20)).toBe('SIGKILL');
 
     const journal = a.plans.journal(a.plan.id);
     expect(await journal.hasBegun()).toBe(true);

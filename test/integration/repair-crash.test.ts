@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
@@ -12,12 +10,12 @@ import type { Notifier } from '../../src/notifier.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { planReport } from '../../src/repair/plan.ts';
 import { createPlanStore } from '../../src/repair/plan-store.ts';
+import { startCrashWorker } from '../helpers/crash-worker.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // A worker is SIGKILLed between mark_broken and mark_fixed, then the plan runs again: the journal in
 // (real) Redis makes it resume. Real parts: the MAAS simulator, an SSH VM host, Redis, a child process.
 
-const CHILD = fileURLToPath(new URL('./repair-crash-child.ts', import.meta.url));
 const HOST = '127.0.0.1';
 const RECORDED = '52:54:00:b0:00:01';
 const LIVE = '52:54:00:81:40:17';
@@ -63,30 +61,9 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
     // Slow MAAS answers leave a wide window between mark_broken and the next call.
     lab.maas.setLatency(150);
     lab.maas.resetCalls();
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      env: {
-        ...process.env,
-        CRASH_CONFIG: lab.configText,
-        CRASH_CONFIG_ENV: JSON.stringify(lab.env),
-        CRASH_REDIS_URL: TEST_REDIS_URL,
-        CRASH_PREFIX: prefix,
-        CRASH_PLAN: plan.id,
-        CRASH_SITE: 'site-b',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)));
-
-    const deadline = Date.now() + 30_000;
-    while (!lab.maas.calls.some((c) => c.op === 'mark_broken' && c.status === 200)) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child never got mark_broken through: ${output}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
+    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix, planId: plan.id, job: 'fix-macs', site: 'site-b' });
+    const killedBy = await worker.killWhen(() => Boolean(lab?.maas.calls.some((c) => c.op === 'mark_broken' && c.status === 200)), 'mark_broken');
+    expect(killedBy).toBe('SIGKILL');
 
     // Killed between the two: Broken, mark_fixed never sent.
     const node1 = () => lab?.maas.state.machines.find((m) => m.system_id === 'sb0001');
