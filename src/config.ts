@@ -154,8 +154,8 @@ function formatIssue(issue: Issue): string {
 }
 
 function hintFor(issue: Issue): string {
-  if (issue?.code === 'unrecognized_keys') return 'Remove it or check its spelling against CONTRACT.md section 3';
-  return 'Fix that value; CONTRACT.md section 3 lists every key';
+  if (issue?.code === 'unrecognized_keys') return 'Remove it or check its spelling against docs/configuration.md';
+  return 'Fix that value; docs/configuration.md lists every key';
 }
 
 class SecretResolver {
