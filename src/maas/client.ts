@@ -255,7 +255,7 @@ export function dnsIpValue(id: number, ips: string[]): string {
   return cleaned.join(' ');
 }
 
-/** MAAS resets an omitted allow_dns or allow_proxy (and managed) to true: both flags always go, as 1/0, and managed when the caller read it. */
+/** Both flags always go, as 1/0, and managed when the caller read it: the PUT states every flag it relies on (MAAS keeps an omitted one on update; its "defaults to true" is for create). */
 export function subnetDnsForm(update: SubnetDnsUpdate): Query {
   const form: Query = [
     ['dns_servers', update.dns_servers.join(' ')],

@@ -87,7 +87,7 @@ export interface SubnetDnsUpdate {
   dns_servers: string[];
   allow_dns: boolean;
   allow_proxy: boolean;
-  /** SubnetForm.clean resets an omitted `managed` to true as well: send it as read when known. */
+  /** Sent as read when known, so the PUT states it (MAAS would keep an omitted one: APIEditMixin). */
   managed?: boolean;
 }
 
@@ -108,7 +108,7 @@ export interface MaasClient {
   updateDnsResourceIps(id: number, ips: string[]): Promise<DnsResource>;
   listSubnets(): Promise<Subnet[]>;
   getSubnet(id: number): Promise<Subnet>;
-  /** Always sends both allow_dns and allow_proxy: MAAS resets an omitted one to true. */
+  /** Always sends both allow_dns and allow_proxy, as the caller read them (MAAS keeps an omitted field on update, but the PUT says what it means). */
   updateSubnetDns(id: number, update: SubnetDnsUpdate): Promise<Subnet>;
   listRackControllers(): Promise<RackController[]>;
   /** The user behind the API key: mark_broken needs the machine's owner, mark_fixed and interface edits an admin. */

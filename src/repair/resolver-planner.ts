@@ -15,7 +15,7 @@ export interface ResolverRepairInput {
   gathered?: SiteResolverGather;
 }
 
-/** The subnet fields a PUT sends: dns_servers and allow_dns change; allow_proxy and managed go as they are (MAAS resets an omitted one to true). */
+/** The subnet fields a PUT sends: dns_servers and allow_dns change; allow_proxy and managed go as read, so the PUT states every flag. */
 export interface SubnetDnsState {
   dns_servers: string[];
   allow_dns: boolean;
@@ -178,7 +178,7 @@ function subnetDetail(subnet: Subnet, from: SubnetDnsState, to: SubnetDnsState, 
   const portNote = port === 53 ? '' : ` (DHCP option 6 carries no port: nodes will ask ${to.dns_servers[0]} on port 53; the configured :${port} is only what dig asks)`;
   return (
     `PUT subnets/${subnet.id}/: dns_servers ${from.dns_servers.join(' ') || '(none)'} → ${to.dns_servers.join(' ')}, allow_dns ${onOff(from.allow_dns)} → off; ` +
-    `${kept} sent as they are (MAAS resets an omitted one to on); then read back${portNote}`
+    `${kept} sent as read (MAAS keeps an omitted field on update; sending it makes the PUT explicit); then read back${portNote}`
   );
 }
 

@@ -17,7 +17,8 @@ import { FORWARDER_SERIAL, NODE_SUBNET, startResolverSite, type ResolverSite, ty
 // Real parts: the rack is an ssh2 server running commands in /bin/sh with the installed dig; the
 // rack's resolver is a dnsmasq that SERVFAILs its own zone; the forwarder is an authoritative
 // dnsmasq (already running, or started as a daemon by rack.forwarderInstall over SSH); MAAS is
-// the simulator, which resets an omitted allow_dns / allow_proxy / managed to true unless told to keep it.
+// the simulator, which keeps an omitted allow_dns / allow_proxy / managed as MAAS does (APIEditMixin), or,
+// told to be a stricter peer that is not MAAS, resets them to true.
 
 beforeAll(() => {
   for (const program of ['dig', 'dnsmasq']) {
@@ -42,8 +43,8 @@ const outcomes = (r: Report | undefined) => r?.results?.map((x) => `${x.action} 
 
 describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwarder and the MAAS simulator', () => {
   it.each([
-    ['MAAS resets omitted flags (FACTS.md)', {}],
-    ['MAAS keeps omitted flags (APIEditMixin)', { rules: { subnetOmittedFlags: 'keep' as const } }],
+    ['MAAS (keeps omitted flags: APIEditMixin)', {}],
+    ['a stricter peer that resets omitted flags (not MAAS)', { rules: { subnetOmittedFlags: 'not-maas-reset-to-true' as const } }],
   ])('%s: the plan writes nothing; --apply PUTs dns_servers and allow_dns=0 with allow_proxy and managed as they were, reads back, and resolver-check is healthy', async (_what, extra) => {
     const s = await site({ ...extra, subnet: { dns_servers: ['10.20.0.2'], allow_proxy: false, managed: false } });
     const [planned] = await run(s, false);
@@ -95,8 +96,8 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
     expect(s.writes()).toHaveLength(1);
   });
 
-  it('the read-back catches a PUT that forgets allow_proxy: the simulator resets it to true and the step fails', async () => {
-    const s = await site({ subnet: { allow_proxy: false } });
+  it('the read-back catches a PUT that forgets allow_proxy on a peer that resets it to true (not MAAS): the step fails', async () => {
+    const s = await site({ subnet: { allow_proxy: false }, rules: { subnetOmittedFlags: 'not-maas-reset-to-true' } });
     const plan = await fixResolverRepair.plan(s.ctx, 'site-b');
     // A client that sends what an engineer types by hand: dns_servers and allow_dns only.
     const real = s.ctx.adapters.maas('region-a');

@@ -24,7 +24,7 @@ function base() {
       machine({ system_id: 'bbb002', hostname: 'two', status: 'Deployed', macs: ['52:54:00:00:00:02'] }),
     ],
     dnsresources: [dnsResource({ id: 5, fqdn: 'api.maas.example', ips: ['10.0.0.1', '10.0.0.2'] })],
-    subnets: [subnet({ id: 9, cidr: '10.20.0.0/24', dns_servers: ['10.20.0.2'], allow_dns: false, allow_proxy: false })],
+    subnets: [subnet({ id: 9, cidr: '10.20.0.0/24', dns_servers: ['10.20.0.2'], allow_dns: false, allow_proxy: false, managed: false })],
   });
 }
 
@@ -134,10 +134,13 @@ describe('dnsresources PUT (forms/dnsresource.py)', () => {
   });
 });
 
-describe('subnets PUT (forms/subnet.py)', () => {
+describe('subnets PUT (forms/subnet.py, APIEditMixin in forms/__init__.py)', () => {
   it.each([
-    ['allow_dns omitted: reset to true', 'allow_proxy=0', { allow_dns: true, allow_proxy: false }],
-    ['allow_proxy omitted: reset to true', 'allow_dns=0', { allow_dns: false, allow_proxy: true }],
+    ['allow_dns omitted: kept (off stays off)', 'allow_proxy=1', { allow_dns: false, allow_proxy: true, managed: false }],
+    ['allow_proxy omitted: kept', 'allow_dns=1', { allow_dns: true, allow_proxy: false, managed: false }],
+    ['managed omitted: kept', 'allow_dns=0&allow_proxy=0', { managed: false }],
+    ['every flag omitted: only dns_servers changes', 'dns_servers=10.20.0.53', { dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: false, managed: false }],
+    ['dns_servers omitted: kept', 'allow_dns=1', { dns_servers: ['10.20.0.2'] }],
     ['both sent as 1/0', 'allow_dns=1&allow_proxy=0', { allow_dns: true, allow_proxy: false }],
     ['true/false and t are read too, anything else is false', 'allow_dns=True&allow_proxy=yes', { allow_dns: true, allow_proxy: false }],
   ])('%s', async (_what, form, expected) => {
@@ -146,10 +149,10 @@ describe('subnets PUT (forms/subnet.py)', () => {
     expect(sim.state.subnets[0]).toMatchObject(expected);
   });
 
-  it('with the "keep" rule an omitted flag keeps its value', async () => {
-    await start({ rules: { subnetOmittedFlags: 'keep' } });
+  it('the stricter "not-maas-reset-to-true" peer resets an omitted flag to true (not what MAAS does)', async () => {
+    await start({ rules: { subnetOmittedFlags: 'not-maas-reset-to-true' } });
     await raw('PUT', 'subnets/9/', { form: 'dns_servers=10.20.0.53' });
-    expect(sim.state.subnets[0]).toMatchObject({ dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: false });
+    expect(sim.state.subnets[0]).toMatchObject({ dns_servers: ['10.20.0.53'], allow_dns: true, allow_proxy: true, managed: true });
   });
 
   it('dns_servers: every value, split on commas and spaces; empty clears; a bad address is a 400', async () => {

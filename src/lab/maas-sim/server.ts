@@ -65,7 +65,7 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
   if (!/^127\.\d+\.\d+\.\d+$/.test(host)) throw new Error(`the MAAS simulator listens on loopback only, not ${host}`);
   const ctx: SimContext = {
     state: normaliseScenario(options.scenario),
-    rules: { subnetOmittedFlags: 'reset-to-true', ...options.rules },
+    rules: { subnetOmittedFlags: 'keep', ...options.rules },
   };
   const calls: MaasSimCall[] = [];
   const faults: MaasFault[] = [];

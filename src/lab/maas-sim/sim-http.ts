@@ -19,8 +19,14 @@ export interface SimResponse {
 }
 
 export interface SimRules {
-  /** What a subnet PUT does with an omitted allow_dns / allow_proxy / managed (forms/subnet.py resets them to true; with APIEditMixin's override, current MAAS keeps them). */
-  subnetOmittedFlags: 'reset-to-true' | 'keep';
+  /**
+   * What a subnet PUT does with an omitted allow_dns / allow_proxy / managed. `keep` (the default) is
+   * MAAS: APIEditMixin.full_clean (forms/__init__.py) fills every absent field from the stored subnet
+   * before SubnetForm.clean runs, so its "defaults to true" applies on create only.
+   * `not-maas-reset-to-true` is NOT MAAS's behaviour: a stricter peer for tests that show the client
+   * never relies on an omitted flag being kept.
+   */
+  subnetOmittedFlags: 'keep' | 'not-maas-reset-to-true';
 }
 
 export interface SimContext {

@@ -18,9 +18,9 @@ function truthy(value: string): boolean {
 }
 
 /**
- * PUT. allow_dns / allow_proxy / managed: sent values as MAAS reads them; an omitted one is reset to true
- * under the default `reset-to-true` rule (see SimRules). dns_servers: every value, each split on
- * commas and whitespace; an empty value clears the list.
+ * PUT. Every omitted field keeps its stored value (APIEditMixin.full_clean, forms/__init__.py);
+ * allow_dns / allow_proxy / managed: sent values as SubnetForm.clean reads them. dns_servers: every
+ * value, each split on commas and whitespace; an empty value clears the list.
  */
 export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimResponse {
   const s = ctx.state.subnets.find((x) => String(x.id) === id);
@@ -33,7 +33,7 @@ export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimR
     const bad = dnsServers.find((ip) => isIP(ip) === 0);
     if (bad !== undefined) return invalid({ __all__: [`Invalid IP address: ${bad}; provide a list of space-separated IP addresses`] });
   }
-  const omitted = ctx.rules.subnetOmittedFlags === 'reset-to-true' ? () => true : (current: boolean) => current;
+  const omitted = ctx.rules.subnetOmittedFlags === 'not-maas-reset-to-true' ? () => true : (current: boolean) => current;
   const flag = (name: string, current: boolean) => {
     const value = lastValue(form, name);
     return value === undefined ? omitted(current) : truthy(value);
@@ -42,7 +42,6 @@ export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimR
   s.dns_servers = dnsServers;
   s.allow_dns = flag('allow_dns', s.allow_dns);
   s.allow_proxy = flag('allow_proxy', s.allow_proxy);
-  // forms/subnet.py: `if "managed" not in self.data: cleaned_data["managed"] = True`, under the same rule.
   s.managed = flag('managed', s.managed);
   const name = lastValue(form, 'name');
   if (name) s.name = name;
