@@ -86,7 +86,8 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
 async function startWorkers(w: Wiring): Promise<void> {
   const adapters = await buildAdapters(w);
   const token = w.env.botToken;
-  const notifier = token ? createSlackNotifier({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log }) : undefined;
+  const onFallback = (reason: string) => w.metrics.recordSlackFallback(reason);
+  const notifier = token ? createSlackNotifier({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback }) : undefined;
   if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
   const workers = startJobWorkers({
     connection: w.redis,
@@ -98,7 +99,7 @@ async function startWorkers(w: Wiring): Promise<void> {
     onJobDone: (name, outcome, seconds) => w.metrics.observeJob(name, outcome, seconds),
   });
   w.closers.push(() => workers.close());
-  const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log }) : undefined;
+  const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback }) : undefined;
   // Not awaited: syncing the schedulers waits for Redis, and a process started while Redis is down must still come up (and say so on /readyz).
   const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit }).catch((err: unknown) => {
     w.log.error({ err: describeError(err) }, 'drift alerting could not start');
@@ -131,6 +132,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     redact: w.redact,
     customRoutes: routesFor(w, () => connected),
     onCommand: (subcommand, outcome) => w.metrics.recordCommand(subcommand, outcome),
+    onSlackFallback: (reason) => w.metrics.recordSlackFallback(reason),
     audit: w.audit,
     alerts,
     registerExtras: (app) => {

@@ -32,6 +32,7 @@ const PEER_OUTCOMES: readonly PeerOutcome[] = ['ok', 'client_error', 'server_err
 const REPAIR_OUTCOMES: readonly RepairOutcome[] = ['applied', 'failed', 'refused', 'rejected', 'expired'];
 const STEP_OUTCOMES: readonly StepOutcome[] = ['verified', 'skipped', 'refused', 'failed'];
 const SLACK_ERROR_KINDS: readonly SlackErrorKind[] = ['platform', 'http', 'request', 'rate_limited', 'other'];
+const SLACK_FALLBACK_REASONS = ['invalid_blocks', 'invalid_blocks_format', 'msg_blocks_too_long', 'msg_too_long', 'invalid_attachments'] as const;
 /** Slack Web API method names look like `chat.postMessage`; the bot calls a handful. */
 const SLACK_METHOD_RE = /^[a-z]+(\.[A-Za-z]+){1,2}$/;
 const MAX_SLACK_METHODS = 30;
@@ -66,6 +67,7 @@ export interface Metrics {
   readonly repairSteps: Counter<'kind' | 'outcome'>;
   readonly slackApiErrors: Counter<'method' | 'kind'>;
   readonly slackRateLimited: Counter<'method'>;
+  readonly slackFallbacks: Counter<'reason'>;
 
   recordCommand(subcommand: string, outcome: CommandOutcome): void;
   observeJob(kind: string, outcome: JobOutcome, seconds: number): void;
@@ -81,6 +83,8 @@ export interface Metrics {
   recordSlackError(method: string, err: unknown): void;
   /** For WebClient's `rate_limited` event (a method name or the request URL): one 429 from Slack, which the client retries. */
   recordSlackRateLimited(method: string): void;
+  /** A message Slack refused for its content (invalid_blocks…), replaced by a short plain fallback. */
+  recordSlackFallback(reason: string): void;
   /** Set or replace where queue depths come from (queues are often made after the metrics). */
   setQueueDepthSupplier(supplier: QueueDepthSupplier | undefined): void;
   /** The exposition text, as /metrics serves it. */
@@ -241,6 +245,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['method'] as const,
     registers,
   });
+  const slackFallbacks = new Counter({
+    name: `${METRIC_PREFIX}slack_fallbacks_total`,
+    help: 'Messages Slack refused for their content and replaced by a short plain fallback, by Slack error',
+    labelNames: ['reason'] as const,
+    registers,
+  });
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
 
   const kind = (k: string) => boundedLabel(jobKinds, k);
@@ -264,6 +274,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     repairSteps,
     slackApiErrors,
     slackRateLimited,
+    slackFallbacks,
     contentType: registry.contentType,
     recordCommand(subcommand, outcome) {
       commands.inc({ subcommand: boundedLabel(commandNames, subcommand), outcome: boundedLabel(COMMAND_OUTCOMES, outcome) });
@@ -304,6 +315,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     recordSlackRateLimited(method) {
       slackRateLimited.inc({ method: slackMethod(method) });
+    },
+    recordSlackFallback(reason) {
+      slackFallbacks.inc({ reason: boundedLabel(SLACK_FALLBACK_REASONS, reason) });
     },
     setQueueDepthSupplier(next) {
       supplier = next;

@@ -1,3 +1,4 @@
+import { SLACK_MESSAGE_LIMITS } from '../slack/message-limits.ts';
 import { formatDuration } from '../duration.ts';
 import type { Report, ReportKind, Status } from '../report.ts';
 import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
@@ -133,5 +134,5 @@ function section(text: string): unknown {
 }
 
 function contextBlock(text: string): unknown {
-  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, 3000) }] };
+  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_MESSAGE_LIMITS.contextElementText) }] };
 }

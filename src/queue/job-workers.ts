@@ -58,8 +58,13 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
       }
       throw err;
     }
-    if (group) await postToGroup(group, (target) => options.notifier!.postReports(target, reports));
-    else if (job.data.reply && options.notifier) await options.notifier.postReports(job.data.reply, reports);
+    // The check is done: a post that fails is logged, never a reason to run the check again.
+    try {
+      if (group) await postToGroup(group, (target) => options.notifier!.postReports(target, reports));
+      else if (job.data.reply && options.notifier) await options.notifier.postReports(job.data.reply, reports);
+    } catch (err) {
+      log.error({ err: describeError(err) }, 'the check ran but its result could not be posted; the check is not run again');
+    }
     log.info({ statuses: reports.map((r) => r.status) }, 'job done');
     return reports;
 
@@ -69,9 +74,7 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
       if (options.notifier) {
         const targets = postTargets(waiters);
         const failures = (await Promise.allSettled(targets.map(post))).filter((r) => r.status === 'rejected');
-        if (failures.length) log.error({ failed: failures.length, of: targets.length, err: describeError(failures[0]!.reason) }, 'could not post a shared result to every channel');
-        // Retrying re-runs the check: only worth it when nobody got the result.
-        if (failures.length && failures.length === targets.length) throw failures[0]!.reason;
+        if (failures.length) log.error({ failed: failures.length, of: targets.length, err: describeError(failures[0]!.reason) }, 'could not post a shared result to every channel; the check is not run again');
       }
       await dedup.forget(id);
       log.info({ requesters: waiters.length }, 'shared check posted');

@@ -59,6 +59,8 @@ export interface SlackAppOptions {
   audit?: AuditLog;
   /** Alert state for /maas alerts and /maas silence. */
   alerts?: AlertStore;
+  /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
+  onSlackFallback?: (slackError: string) => void;
 }
 
 export interface SlackApp {
@@ -216,7 +218,7 @@ function registerCommand(app: App, options: SlackAppOptions, log: Logger): void 
     log.info({ ...where, command: firstWord(command.text), visibility: reply.visibility }, '/maas answered');
     options.onCommand?.(firstWord(command.text) || 'help', commandOutcome({ refusal, failure, queued: queued.jobIds.length > 0, known: Boolean(findCommand(firstWord(command.text))) }));
     try {
-      await deliverReply(reply, { respond, client, ...where }, options.redact, log);
+      await deliverReply(reply, { respond, client, ...where }, options.redact, log, options.onSlackFallback);
     } catch (err) {
       log.error({ ...where, err: describeError(err), slackError: slackCode(err) }, 'could not post the /maas answer');
     }

@@ -1,3 +1,4 @@
+import { fitMessage, sendWithFallback } from './message-budget.ts';
 import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { ExecuteJobData } from '../../jobs/execute-plan.ts';
@@ -159,7 +160,8 @@ async function updateMessage(options: ApprovalOptions, click: Click, stored: Sto
   if (!ts) return;
   const { text, blocks } = renderPlanMessage(redactDeep(planView(stored, { approvers: options.config.slack.approvers }), options.redact));
   try {
-    await click.client.chat.update({ channel: stored.channel, ts, text: options.redact(text), blocks: redactDeep(blocks, options.redact) as never[] });
+    const message = { text: options.redact(text), blocks: redactDeep(blocks, options.redact) as unknown[] };
+    await sendWithFallback((m) => click.client.chat.update({ channel: stored.channel, ts, text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) }), message, { log: options.log, what: 'update a plan' });
   } catch (err) {
     options.log.error({ plan: stored.plan.id, err: describeError(err) }, 'could not update the plan message');
   }
@@ -169,13 +171,13 @@ async function updateMessage(options: ApprovalOptions, click: Click, stored: Sto
 async function tellClicker(click: Click, text: string, log: Logger): Promise<void> {
   const body = toSlackText(`:no_entry: ${text}`);
   try {
-    await click.respond({ response_type: 'ephemeral', replace_original: false, text: body });
+    await click.respond({ response_type: 'ephemeral', replace_original: false, text: fitMessage({ text: body }).text });
     return;
   } catch (err) {
     log.warn({ err: describeError(err) }, 'response_url failed; answering with chat.postEphemeral');
   }
   try {
-    await click.client.chat.postEphemeral({ channel: click.channel, user: click.user, text: body });
+    await click.client.chat.postEphemeral({ channel: click.channel, user: click.user, text: fitMessage({ text: body }).text });
   } catch (err) {
     log.error({ err: describeError(err) }, 'could not tell the clicker why their click was refused');
   }

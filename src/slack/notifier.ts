@@ -5,6 +5,7 @@ import type { Notifier, ReplyTarget } from '../notifier.ts';
 import type { PlanMessageView } from '../repair/plan-view.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
 import type { Report } from '../report.ts';
+import { fitMessage, sendWithFallback, type OutgoingMessage } from './message-budget.ts';
 import { toSlackText } from './mrkdwn.ts';
 import { renderPlanMessage } from './plan-render.ts';
 import { renderReports } from './render.ts';
@@ -16,6 +17,8 @@ export interface SlackNotifierOptions {
   log: Logger;
   /** WebClient retries (network errors and 429 after Retry-After); default a few within a minute. */
   retryConfig?: RetryOptions;
+  /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
+  onFallback?: (slackError: string) => void;
 }
 
 /** Slack answers that no retry will change. */
@@ -66,9 +69,10 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   async function post(target: ReplyTarget, message: { text: string; blocks?: unknown[] }): Promise<void> {
     const text = options.redact(message.text);
     const blocks = message.blocks ? redactDeep(message.blocks, options.redact) : undefined;
-    const content = { text, ...(blocks ? { blocks: blocks as never[] } : {}) };
+    const content = fitMessage({ text, ...(blocks ? { blocks: blocks as never[] } : {}) });
+    const send = (m: OutgoingMessage) => client.chat.postMessage({ channel: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}), text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) });
     try {
-      await client.chat.postMessage({ channel: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}), ...content });
+      await sendWithFallback(send, content, { log, what: `post to ${target.channel}`, onFallback: options.onFallback });
     } catch (err) {
       const slackError = slackErrorCode(err);
       log.error({ channel: target.channel, slackError, err: describeError(err) }, 'could not post to Slack');
@@ -88,16 +92,18 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     // Redacted before rendering too: clipping could cut a secret short of what the redactor recognises.
     postReports: (target, reports: Report[]) => post(target, renderReports(redactDeep(reports, options.redact))),
     postError: (target, message) => post(target, { text: `:x: ${toSlackText(options.redact(message))}` }),
-    ...planMessages(client, options.redact, log),
+    ...planMessages(client, options.redact, log, options.onFallback),
   };
 }
 
 /** Repairs: the plan message with its buttons, its updates and its thread (src/slack/plan-render.ts). */
-function planMessages(client: WebClient, redact: Redactor, log: Logger): Required<Pick<Notifier, 'postPlan' | 'updatePlan' | 'postInThread'>> {
-  const content = (view: PlanMessageView) => {
+function planMessages(client: WebClient, redact: Redactor, log: Logger, onFallback?: (slackError: string) => void): Required<Pick<Notifier, 'postPlan' | 'updatePlan' | 'postInThread'>> {
+  const content = (view: PlanMessageView): OutgoingMessage => {
     const { text, blocks } = renderPlanMessage(redactDeep(view, redact));
     return { text: redact(text), blocks: redactDeep(blocks, redact) as never[] };
   };
+  const within = <T>(what: string, send: (m: OutgoingMessage) => Promise<T>, message: OutgoingMessage) => sendWithFallback(send, message, { log, what, onFallback });
+  const body = (m: OutgoingMessage) => ({ text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) });
   const failed = (what: string, channel: string) => (err: unknown) => {
     const slackError = slackErrorCode(err);
     log.error({ channel, slackError, err: describeError(err) }, `could not ${what}`);
@@ -105,14 +111,16 @@ function planMessages(client: WebClient, redact: Redactor, log: Logger): Require
   };
   return {
     postPlan: async (target, view) => {
-      const res = await client.chat.postMessage({ channel: target.channel, ...content(view) }).catch(failed('post a plan', target.channel));
+      const res = await within('post a plan', (m) => client.chat.postMessage({ channel: target.channel, ...body(m) }), content(view)).catch(failed('post a plan', target.channel));
       return { channel: res.channel ?? target.channel, ts: res.ts ?? '' };
     },
     updatePlan: async (ref, view) => {
-      await client.chat.update({ channel: ref.channel, ts: ref.ts, ...content(view) }).catch(failed('update a plan', ref.channel));
+      await within('update a plan', (m) => client.chat.update({ channel: ref.channel, ts: ref.ts, ...body(m) }), content(view)).catch(failed('update a plan', ref.channel));
     },
     postInThread: async (ref, text) => {
-      await client.chat.postMessage({ channel: ref.channel, thread_ts: ref.ts, text: toSlackText(redact(text)) }).catch(failed('post in a plan thread', ref.channel));
+      await within('post in a plan thread', (m) => client.chat.postMessage({ channel: ref.channel, thread_ts: ref.ts, ...body(m) }), { text: toSlackText(redact(text)) }).catch(
+        failed('post in a plan thread', ref.channel),
+      );
     },
   };
 }

@@ -3,6 +3,7 @@ import type { AlertMessage } from '../alerts/alert-message.ts';
 import type { AlertSender } from '../alerts/alert-sender.ts';
 import type { Logger } from '../log.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
+import { sendWithFallback, type OutgoingMessage } from './message-budget.ts';
 
 export interface PacedSenderOptions {
   /** The bot token, revealed here at the point of use. */
@@ -20,6 +21,8 @@ export interface PacedSenderOptions {
   attempts?: number;
   /** 429s in a row one call may wait out before giving up; default 10. */
   maxRateLimitWaits?: number;
+  /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
+  onFallback?: (slackError: string) => void;
 }
 
 export interface PacedSenderStats {
@@ -82,6 +85,7 @@ class Pacer implements PacedSender {
   readonly #maxRateLimitWaits: number;
   readonly #log: Logger;
   readonly #redact: Redactor;
+  readonly #onFallback: ((slackError: string) => void) | undefined;
   #closed = false;
 
   constructor(options: PacedSenderOptions) {
@@ -99,6 +103,7 @@ class Pacer implements PacedSender {
     this.#maxRateLimitWaits = options.maxRateLimitWaits ?? 10;
     this.#log = options.log.child({ component: 'paced-sender' });
     this.#redact = options.redact;
+    this.#onFallback = options.onFallback;
   }
 
   post(channel: string, message: AlertMessage & { threadTs?: string }): Promise<{ ts: string }> {
@@ -201,12 +206,14 @@ class Pacer implements PacedSender {
   async #call(task: Task): Promise<string> {
     const text = this.#redact(task.message.text);
     const blocks = task.message.blocks ? (redactDeep(task.message.blocks, this.#redact) as never[]) : undefined;
-    const content = { channel: task.channel, text, ...(blocks ? { blocks } : {}) };
+    const budget = { log: this.#log, what: `${task.kind} an alert`, onFallback: this.#onFallback };
+    const content = (m: OutgoingMessage) => ({ channel: task.channel, text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) });
     if (task.kind === 'update') {
-      await this.#client.chat.update({ ...content, ts: task.ts! });
+      await sendWithFallback((m) => this.#client.chat.update({ ...content(m), ts: task.ts! }), { text, blocks }, budget);
       return task.ts!;
     }
-    const result = await this.#client.chat.postMessage({ ...content, ...(task.message.threadTs ? { thread_ts: task.message.threadTs } : {}) });
+    const thread = task.message.threadTs ? { thread_ts: task.message.threadTs } : {};
+    const result = await sendWithFallback((m) => this.#client.chat.postMessage({ ...content(m), ...thread }), { text, blocks }, budget);
     if (typeof result.ts !== 'string') throw new SlackSendError('Slack accepted the message but returned no ts', undefined);
     return result.ts;
   }

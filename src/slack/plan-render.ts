@@ -7,9 +7,9 @@ export const REJECT_ACTION = 'repair_reject';
 
 /** A plan as a Slack message: the report, a status line, and while pending the Approve / Reject buttons. */
 export function renderPlanMessage(view: PlanMessageView): { text: string; blocks: unknown[] } {
-  const rendered = renderReport(view.report, { reserveBlocks: 2 });
-  const status = statusLine(view);
-  const blocks: unknown[] = [...rendered.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(status, SLACK_LIMITS.contextText) }] }];
+  const status = clipText(statusLine(view), SLACK_LIMITS.contextText);
+  const rendered = renderReport(view.report, { reserveBlocks: 2, reserveChars: status.length });
+  const blocks: unknown[] = [...rendered.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: status }] }];
   if (view.state === 'pending' && view.approvable) blocks.push(buttons(view.planId));
   return { text: clipText(`${rendered.text} · ${plainStatus(view)}`, 3000), blocks };
 }

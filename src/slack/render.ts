@@ -1,14 +1,20 @@
 import type { Finding, PlanStep, Report, Severity, Status, StepOutcome, StepResult } from '../report.ts';
 import { worstStatus } from '../report.ts';
+import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
+import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { clipInside, clipText, codeSpan, escapeMrkdwn } from './mrkdwn.ts';
 
 /**
- * Slack's limits on a message (https://docs.slack.dev/reference/block-kit/blocks):
- * 50 blocks, 3000 characters of section text, 150 of header text. `totalText` stays under the
- * undocumented aggregate limit behind `msg_blocks_too_long` (about 13,000 characters of block
- * text, slackapi/bolt-js#2509).
+ * Slack's limits on a message (message-limits.ts). `totalText` stays under the undocumented
+ * aggregate limit behind `msg_blocks_too_long`, with the budget's margin.
  */
-export const SLACK_LIMITS = { blocks: 50, sectionText: 3000, headerText: 150, contextText: 3000, totalText: 12_000 } as const;
+export const SLACK_LIMITS = {
+  blocks: SLACK_MESSAGE_LIMITS.blocks,
+  sectionText: SLACK_MESSAGE_LIMITS.sectionText,
+  headerText: SLACK_MESSAGE_LIMITS.headerText,
+  contextText: SLACK_MESSAGE_LIMITS.contextElementText,
+  totalText: BUDGET_BLOCK_TEXT,
+} as const;
 
 export interface TextObject {
   type: 'mrkdwn' | 'plain_text';
@@ -30,6 +36,8 @@ export interface RenderedMessage {
 export interface RenderOptions {
   /** Blocks the caller appends afterwards (Approve/Reject buttons), kept free of the 50. */
   reserveBlocks?: number;
+  /** Block text the caller appends afterwards (a status line), kept free of the aggregate budget. */
+  reserveChars?: number;
 }
 
 const STATUS_WORD: Record<Status, string> = { ok: 'OK', warning: 'WARNING', critical: 'CRITICAL', error: 'ERROR' };
@@ -72,8 +80,9 @@ export function renderReports(reports: readonly Report[], options: RenderOptions
   const maxBlocks = Math.max(3, SLACK_LIMITS.blocks - (options.reserveBlocks ?? 0));
   const text = fallbackText(reports);
   if (reports.length === 0) return { text, blocks: [section(text)] };
-  const full = renderFull(reports, maxBlocks);
-  return { text, blocks: full ?? renderCompact(reports, maxBlocks) };
+  const maxChars = SLACK_LIMITS.totalText - (options.reserveChars ?? 0);
+  const full = renderFull(reports, maxBlocks, maxChars);
+  return { text, blocks: full ?? renderCompact(reports, maxBlocks, maxChars) };
 }
 
 function fallbackText(reports: readonly Report[]): string {
@@ -98,11 +107,11 @@ interface Budget {
 }
 
 /** Every report with its own sections; undefined when even the skeleton does not fit. */
-function renderFull(reports: readonly Report[], maxBlocks: number): Block[] | undefined {
+function renderFull(reports: readonly Report[], maxBlocks: number, maxChars: number): Block[] | undefined {
   const single = reports.length === 1;
   const head = headerBlock(reports);
   const foot = contextBlock(reports);
-  const budget: Budget = { blocks: maxBlocks - 2, chars: SLACK_LIMITS.totalText - blockChars(head) - blockChars(foot) };
+  const budget: Budget = { blocks: maxBlocks - 2, chars: maxChars - blockChars(head) - blockChars(foot) };
   const listSections = single ? MAX_LIST_SECTIONS : 1;
 
   const skeletons = reports.map((report) => {
@@ -129,14 +138,14 @@ function renderFull(reports: readonly Report[], maxBlocks: number): Block[] | un
 }
 
 /** Many targets: one line per report, packed into sections. */
-function renderCompact(reports: readonly Report[], maxBlocks: number): Block[] {
+function renderCompact(reports: readonly Report[], maxBlocks: number, maxChars: number): Block[] {
   const lines = reports.map((r) => {
     const codes = r.findings.length ? ` · ${codeCounts(r.findings.filter((f) => f.severity !== 'info'), 5)}` : '';
     return clipText(`${STATUS_ICON[r.status]} ${reportTitle(r)}${codes}`, CAP.line);
   });
   const head = headerBlock(reports);
   const foot = contextBlock(reports);
-  const room = Math.min(maxBlocks - 2, Math.floor((SLACK_LIMITS.totalText - blockChars(head) - blockChars(foot)) / SLACK_LIMITS.sectionText));
+  const room = Math.min(maxBlocks - 2, Math.floor((maxChars - blockChars(head) - blockChars(foot)) / SLACK_LIMITS.sectionText));
   return [head, ...listSectionsFor(lines, Math.max(1, room), 'more targets'), foot];
 }
 

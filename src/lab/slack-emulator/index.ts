@@ -8,7 +8,7 @@ import { addMessage, applyUpdate, blocksOf, callMethod, contentProblem, EMULATED
 
 export type { ApiCall, EmulatedMessage, Invocation, MessageUpdate, SocketAck, SocketConnection } from './records.ts';
 export { slackSignature } from './signing.ts';
-export { BLOCK_LIMITS, checkBlocks } from './block-limits.ts';
+export { BLOCK_LIMITS, checkBlocks, checkMessage } from './block-limits.ts';
 export { EMULATED } from './web-api.ts';
 
 export interface SlackEmulatorOptions {
@@ -97,6 +97,12 @@ export interface SlackEmulator {
   readonly openSocketConnections: number;
   /** The next `count` Web API calls (of `method`, when given) get 429 with Retry-After. */
   rateLimitNext(count: number, retryAfterSec: number, method?: string): void;
+  /**
+   * The next `count` calls of `method` (a Web API method, or `response_url`) are refused with
+   * Slack's `error` (e.g. `invalid_blocks`), whatever they carry: Slack may refuse what the
+   * documented limits allow.
+   */
+  refuseNext(count: number, error: string, method: string): void;
   channelMessages(channel: string): EmulatedMessage[];
   /** The messages posted through one response_url (the answers to one command or click). */
   answersTo(responseUrl: string): EmulatedMessage[];
@@ -144,6 +150,7 @@ class Emulator implements SlackEmulator {
   readonly #socket: SocketModeServer;
   readonly #responseUrls = new Map<string, ResponseUrlEntry>();
   readonly #rateLimits: { remaining: number; retryAfterSec: number; method?: string }[] = [];
+  readonly #refusals: { remaining: number; error: string; method: string }[] = [];
   readonly #channels: Set<string> | undefined;
   readonly #ackTimeoutMs: number;
   readonly #tsBase = nowSeconds();
@@ -192,6 +199,17 @@ class Emulator implements SlackEmulator {
 
   rateLimitNext(count: number, retryAfterSec: number, method?: string): void {
     this.#rateLimits.push({ remaining: count, retryAfterSec, ...(method ? { method } : {}) });
+  }
+
+  refuseNext(count: number, error: string, method: string): void {
+    this.#refusals.push({ remaining: count, error, method });
+  }
+
+  #refusal(method: string): string | undefined {
+    const refusal = this.#refusals.find((r) => r.remaining > 0 && r.method === method);
+    if (!refusal) return undefined;
+    refusal.remaining -= 1;
+    return refusal.error;
   }
 
   channelMessages(channel: string): EmulatedMessage[] {
@@ -433,7 +451,8 @@ class Emulator implements SlackEmulator {
       sendJson(res, 429, response, { 'retry-after': String(limit.retryAfterSec) });
       return;
     }
-    const response = callMethod(method, params, auth, this.#state);
+    const refused = this.#refusal(method);
+    const response = refused ? { ok: false, error: refused } : callMethod(method, params, auth, this.#state);
     this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: 200, response });
     sendJson(res, 200, response);
   }
@@ -457,7 +476,7 @@ class Emulator implements SlackEmulator {
     } catch {
       return sendJson(res, 400, { ok: false, error: 'invalid_payload' });
     }
-    const problem = payload.delete_original ? undefined : contentProblem(payload);
+    const problem = this.#refusal('response_url') ?? (payload.delete_original ? undefined : contentProblem(payload));
     if (problem) return sendJson(res, 400, { ok: false, error: problem });
     entry.uses += 1;
     const original = entry.messageTs ? this.messages.find((m) => m.ts === entry.messageTs && m.channel === entry.channel) : undefined;

@@ -1,4 +1,4 @@
-import { checkBlocks } from './block-limits.ts';
+import { checkMessage } from './block-limits.ts';
 import type { EmulatedMessage, TokenKind } from './records.ts';
 
 export const EMULATED = {
@@ -133,7 +133,7 @@ export function contentProblem(p: Record<string, unknown>): string | undefined {
   if (p.blocks !== undefined && blocks === undefined) return 'invalid_blocks_format';
   const text = str(p.text);
   if (!text && !blocks?.length && p.attachments === undefined) return 'no_text';
-  return checkBlocks(blocks);
+  return checkMessage({ text: p.text, blocks });
 }
 
 function botOnly(handler: (p: Record<string, unknown>, state: WebApiState) => ApiResult): Handler {
