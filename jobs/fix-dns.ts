@@ -1,7 +1,9 @@
 import type { ClusterConfig } from '../src/config.ts';
+import { requireAdmin } from '../src/maas/api-user.ts';
 import { dnsStepRunner } from '../src/repair/dns-steps.ts';
 import { planDnsRepair } from '../src/repair/dns-planner.ts';
 import { gatherDnsSnapshot } from './dns-check.ts';
+import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import type { JobDefinition } from './types.ts';
 
@@ -9,10 +11,15 @@ import type { JobDefinition } from './types.ts';
 export const fixDnsRepair: RepairDefinition = {
   kind: 'fix-dns',
   targetKind: 'cluster',
-  plan: async (ctx, name) => planDnsRepair(await gatherDnsSnapshot(ctx, ctx.config.clusters[name] as ClusterConfig)),
+  plan: async (ctx, name) => {
+    const cluster = ctx.config.clusters[name] as ClusterConfig;
+    await requireAdmin(ctx.adapters.maas(cluster.maas), cluster.maas, 'fix-dns');
+    return planDnsRepair(await gatherDnsSnapshot(ctx, cluster));
+  },
   runner: (ctx, name) => {
     const cluster = ctx.config.clusters[name] as ClusterConfig;
-    return dnsStepRunner(ctx.adapters.maas(cluster.maas), ctx.adapters.kube(cluster));
+    const maas = ctx.adapters.maas(cluster.maas);
+    return adminGuarded(dnsStepRunner(maas, ctx.adapters.kube(cluster)), maas, cluster.maas, 'fix-dns');
   },
 };
 

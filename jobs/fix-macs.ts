@@ -1,6 +1,8 @@
 import type { SiteConfig } from '../src/config.ts';
+import { apiUserOf } from '../src/maas/api-user.ts';
 import { macStepRunner } from '../src/repair/mac-steps.ts';
 import { planMacRepair } from '../src/repair/mac-planner.ts';
+import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import { gatherMacSnapshot } from './mac-diff.ts';
 import type { JobDefinition } from './types.ts';
@@ -11,10 +13,14 @@ export const fixMacsRepair: RepairDefinition = {
   targetKind: 'site',
   plan: async (ctx, site) => {
     const maas = ctx.adapters.maas((ctx.config.sites[site] as SiteConfig).maas);
-    const [snapshot, apiUser] = await Promise.all([gatherMacSnapshot(ctx, site), maas.whoami().catch(() => undefined)]);
-    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, ...(apiUser ? { apiUser } : {}) });
+    const snapshot = await gatherMacSnapshot(ctx, site, { command: 'fix-macs' });
+    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, apiUser: await apiUserOf(maas) });
   },
-  runner: (ctx, site) => macStepRunner(ctx.adapters.maas((ctx.config.sites[site] as SiteConfig).maas)),
+  runner: (ctx, site) => {
+    const region = (ctx.config.sites[site] as SiteConfig).maas;
+    const maas = ctx.adapters.maas(region);
+    return adminGuarded(macStepRunner(maas), maas, region, 'fix-macs');
+  },
 };
 
 /** `/maas fix-macs <site>` and `maas-chatops fix-macs <site> [--apply]`. */

@@ -1,7 +1,9 @@
 import type { SiteConfig } from '../src/config.ts';
+import { requireAdmin } from '../src/maas/api-user.ts';
 import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
 import { configRefusal, planResolverRepair, type ResolverRepairInput } from '../src/repair/resolver-planner.ts';
 import { resolverStepRunner } from '../src/repair/resolver-steps.ts';
+import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import type { JobContext, JobDefinition } from './types.ts';
 
@@ -17,8 +19,16 @@ export async function gatherResolverRepair(ctx: JobContext, name: string): Promi
 export const fixResolverRepair: RepairDefinition = {
   kind: 'fix-resolver',
   targetKind: 'site',
-  plan: async (ctx, site) => planResolverRepair(await gatherResolverRepair(ctx, site)),
-  runner: (ctx, site) => resolverStepRunner(ctx.config.sites[site] as SiteConfig, ctx.adapters),
+  plan: async (ctx, site) => {
+    // Before any dig on the rack or forwarderInstall: the subnet PUT at the end needs an admin.
+    const maasRegion = (ctx.config.sites[site] as SiteConfig).maas;
+    await requireAdmin(ctx.adapters.maas(maasRegion), maasRegion, 'fix-resolver');
+    return planResolverRepair(await gatherResolverRepair(ctx, site));
+  },
+  runner: (ctx, site) => {
+    const config = ctx.config.sites[site] as SiteConfig;
+    return adminGuarded(resolverStepRunner(config, ctx.adapters), ctx.adapters.maas(config.maas), config.maas, 'fix-resolver');
+  },
 };
 
 /** `/maas fix-resolver <site>` and `maas-chatops fix-resolver <site> [--apply]`. */

@@ -1,6 +1,7 @@
 import { evaluateMacs, type MacSnapshot } from '../src/checks/macs.ts';
 import { planVmHostProbes, type VmHostProbePlan } from '../src/checks/macs-targets.ts';
 import type { SiteConfig } from '../src/config.ts';
+import { requireAdmin, type AdminCommand } from '../src/maas/api-user.ts';
 import type { MachineFilter, MaasMachine, PowerParameters } from '../src/maas/types.ts';
 import { finishReport, type Report } from '../src/report.ts';
 import { vmHostTarget } from '../src/ssh/targets.ts';
@@ -12,6 +13,8 @@ import type { JobContext, JobDefinition } from './types.ts';
 export interface MacDiffOptions {
   /** VM hosts probed at once (default DEFAULT_CONCURRENCY, 32). */
   concurrency?: number;
+  /** Who asks, for the refusal when the API key is not an admin's (default mac-diff). */
+  command?: AdminCommand;
 }
 
 /** `/maas mac-diff <site|all>`: the MACs MAAS records against the live libvirt domains. */
@@ -31,7 +34,7 @@ export async function checkSiteMacs(ctx: JobContext, siteName: string, options: 
 }
 
 /**
- * Two MAAS requests for the whole site (machines, and power parameters in bulk), issued
+ * whoami (cached), then two MAAS requests for the whole site (machines, and power parameters in bulk), issued
  * together; then one SSH session and one remote command per VM host, hosts in parallel.
  * fix-macs re-measures through this before it changes anything.
  */
@@ -39,6 +42,8 @@ export async function gatherMacSnapshot(ctx: JobContext, siteName: string, optio
   const site = ctx.config.sites[siteName];
   if (!site) throw new Error(`no site ${siteName}`);
   const maas = ctx.adapters.maas(site.maas);
+  // power_parameters is admin-only: a non-admin key is refused here, before any MAAS call or SSH session.
+  await requireAdmin(maas, site.maas, options.command ?? 'mac-diff');
   const [machines, allPower] = await Promise.all([maas.listMachines(machineFilter(site)), maas.powerParameters()]);
   const power = virshPowerOf(machines, allPower);
   const plans = planVmHostProbes(machines, power);

@@ -12,7 +12,9 @@ import type {
   MaasMachine,
   MachineFilter,
   PowerParameters,
-  MaasUser, RackController,
+  MaasUser,
+  MaasVersion,
+  RackController,
   Subnet,
   SubnetDnsUpdate,
 } from './types.ts';
@@ -190,6 +192,9 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     markFixed(systemId, comment) {
       return call<MaasMachine>({ method: 'POST', path: `machines/${seg(systemId)}/`, query: [['op', 'mark_fixed']], form: commentForm(comment) });
     },
+    commission(systemId) {
+      return call<MaasMachine>({ method: 'POST', path: `machines/${seg(systemId)}/`, query: [['op', 'commission']] });
+    },
     findDnsResources(fqdn) {
       return call<DnsResource[]>({ method: 'GET', path: 'dnsresources/', query: [['fqdn', fqdn]] });
     },
@@ -214,6 +219,9 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     },
     whoami() {
       return call<MaasUser>({ method: 'GET', path: 'users/?op=whoami' });
+    },
+    version() {
+      return call<MaasVersion>({ method: 'GET', path: 'version/' });
     },
     close() {
       return agent.close();

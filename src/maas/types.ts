@@ -26,6 +26,10 @@ export interface MaasMachine {
   /** Username or null. MAAS lets only the owner mark_broken a machine (else 403). */
   owner?: string | null;
   error_description?: string;
+  /** MAAS's last status message for the machine (e.g. a commissioning script's failure). */
+  status_message?: string;
+  /** A locked machine refuses every edit and admin action (auth/local.py) until `op=unlock`. */
+  locked?: boolean;
 }
 
 export interface PowerParameters {
@@ -74,6 +78,13 @@ export interface MaasUser {
   is_superuser: boolean;
 }
 
+/** `GET version/` (api/version.py): anonymous. */
+export interface MaasVersion {
+  version: string;
+  subversion?: string;
+  capabilities?: string[];
+}
+
 export interface MachineFilter {
   zone?: string;
   pool?: string;
@@ -102,6 +113,8 @@ export interface MaasClient {
   updateInterfaceMac(systemId: string, interfaceId: number, mac: string): Promise<MaasInterface>;
   markBroken(systemId: string, comment?: string): Promise<MaasMachine>;
   markFixed(systemId: string, comment?: string): Promise<MaasMachine>;
+  /** `POST machines/<id>/?op=commission`: an admin action, from New, Ready, Broken or Failed commissioning. */
+  commission(systemId: string): Promise<MaasMachine>;
   findDnsResources(fqdn: string): Promise<DnsResource[]>;
   getDnsResource(id: number): Promise<DnsResource>;
   /** Refuses an empty list whoever calls it: an empty PUT wipes the record (PCP-6608). */
@@ -113,4 +126,6 @@ export interface MaasClient {
   listRackControllers(): Promise<RackController[]>;
   /** The user behind the API key: mark_broken needs the machine's owner, mark_fixed and interface edits an admin. */
   whoami(): Promise<MaasUser>;
+  /** The region's version (`GET version/`): some rules depend on it (NEW takes interface edits from 3.3). */
+  version(): Promise<MaasVersion>;
 }

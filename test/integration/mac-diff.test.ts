@@ -72,7 +72,7 @@ async function twoHostLab(pwnedPath: string): Promise<MacLab> {
 }
 
 describe('mac-diff job against the MAAS simulator and two SSH VM hosts', () => {
-  it('2 MAAS requests, one SSH connection and one command per host, every finding, nothing run from a domain name', async () => {
+  it('whoami, then 2 MAAS requests, one SSH connection and one command per host, every finding, nothing run from a domain name', async () => {
     const pwned = `/tmp/pwned-${randomBytes(6).toString('hex')}`;
     lab = await twoHostLab(pwned);
     const [report] = await macDiffJob.run(ctxOf(lab), { target: 'site-b' });
@@ -81,6 +81,7 @@ describe('mac-diff job against the MAAS simulator and two SSH VM hosts', () => {
     expect(lab.maas.calls.map((c) => `${c.method} ${c.path}${c.op ? ` op=${c.op}` : ''}`).sort()).toEqual([
       'GET /MAAS/api/2.0/machines/',
       'GET /MAAS/api/2.0/machines/ op=power_parameters',
+      'GET /MAAS/api/2.0/users/ op=whoami',
     ]);
     expect(lab.maas.calls.find((c) => !c.op)?.query).toEqual({ zone: ['site-b'] });
     for (const address of [HOST_A, HOST_B]) {
@@ -145,7 +146,9 @@ describe('mac-diff on the lab scenario (seed 001)', () => {
     const summary = byCode(siteB, 'MAC_SUMMARY')[0];
     expect(summary?.fix).toContain('/maas fix-macs site-b');
     expect(String(summary?.evidence.snippet)).toMatch(/"site-b-node3" = \["52:54:00:[0-9a-f:]+", "52:54:00:[0-9a-f:]+"\]/);
-    expect(lab.maas.calls).toHaveLength(4);
+    // One whoami for the region (both sites use it), then machines and power parameters per site.
+    expect(lab.maas.calls).toHaveLength(5);
+    expect(lab.maas.calls.filter((c) => c.op === 'whoami')).toHaveLength(1);
     expect(lab.sshConnections()).toBe(3);
     expect(lab.sshCommands()).toBe(3);
   });

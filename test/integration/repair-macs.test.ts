@@ -157,7 +157,7 @@ describe('fix-macs executor guards against MAAS', () => {
     expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.FAILED_COMMISSIONING);
   });
 
-  it('an API key whose user is not a MAAS admin: every MAC change refused at planning (MAAS would 403 the edit and mark_fixed)', async () => {
+  it('an API key whose user is not a MAAS admin: refused before anything is sent or run anywhere (no power_parameters, no SSH), naming the right and what to configure', async () => {
     const domains = [{ name: 'dom-n1', nics: [{ mac: '52:54:00:aa:00:15' }] }, { name: 'dom-n2', nics: [{ mac: '52:54:00:aa:00:16' }] }];
     lab = await startMacLab({
       machines: [
@@ -167,10 +167,15 @@ describe('fix-macs executor guards against MAAS', () => {
       sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains } }] }],
     });
     lab.maas.state.userIsAdmin = false;
-    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
-    expect(plan.steps).toEqual([]);
-    expect(plan.refusals.map((r) => r.detail)).toEqual([expect.stringMatching(/is not a MAAS admin/), expect.stringMatching(/is not a MAAS admin/)]);
-    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
+    const [report] = await fixMacsJob.run(ctxOf(lab), { target: 'site-b', requestedBy: 'terminal:ops', apply: true, interactive: true });
+    expect(report?.verdict).toBe('Could not plan fix-macs site-b');
+    const reason = String(report?.findings[0]?.evidence.reason);
+    expect(reason).toMatch(/^fix-macs needs a MAAS admin and the API key for MAAS region-a is admin's, who is not one: nothing was sent or run/);
+    expect(reason).toContain('GET machines/?op=power_parameters');
+    expect(reason).toContain('Set maas.region-a.apiKey to the API key of a MAAS admin');
+    expect(reason).not.toMatch(/\b403\b/);
+    expect(lab.maas.calls.map((c) => `${c.method} ${c.path}${c.op ? `?op=${c.op}` : ''}`)).toEqual(['GET /MAAS/api/2.0/users/?op=whoami']);
+    expect(lab.sshConnections()).toBe(0);
   });
 
   it('never sends mark_broken to a Deployed machine, even when a plan asks for it', async () => {

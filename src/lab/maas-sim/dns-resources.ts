@@ -5,7 +5,7 @@
 import { isIP } from 'node:net';
 import { dnsResourceJson } from './render.ts';
 import { domainOf, knownDomains, nameOf } from './scenario-lookups.ts';
-import { invalid, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 /** GET dnsresources/?fqdn= (or name=, domain=). A domain MAAS does not know is a 404, not an empty list. */
 export function listDnsResources(ctx: SimContext, req: SimRequest): SimResponse {
@@ -41,6 +41,8 @@ export function getDnsResource(ctx: SimContext, id: string): SimResponse {
 export function updateDnsResource(ctx: SimContext, req: SimRequest, id: string): SimResponse {
   const r = ctx.state.dnsresources.find((x) => String(x.id) === id);
   if (!r) return notFound('DNSResource');
+  // api/dnsresources.py update: get_dnsresource_or_404(NodePermission.admin); auth/local.py grants it to superusers only.
+  if (!isAdmin(ctx)) return forbidden();
   const raw = lastValue(req.form, 'ip_addresses');
   let ips = r.ip_addresses;
   if (raw !== undefined) {

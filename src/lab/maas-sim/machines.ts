@@ -7,7 +7,7 @@ import { NODE_STATUS } from '../../maas/node-status.ts';
 import { machineJson } from './render.ts';
 import { MAC_FIELD_RE, normaliseMac, type SimMachine } from './scenario.ts';
 import { knownPools, knownTags, knownZones } from './scenario-lookups.ts';
-import { conflict, forbidden, invalid, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { adminOnly, conflict, forbidden, invalid, isAdmin, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 export function listMachines(ctx: SimContext, req: SimRequest): SimResponse {
   const q = req.query;
@@ -47,6 +47,8 @@ export function listMachines(ctx: SimContext, req: SimRequest): SimResponse {
 
 /** Every machine (or those asked for), virsh or not: `{system_id: power parameters}`. */
 export function powerParameters(ctx: SimContext, req: SimRequest): SimResponse {
+  // api/nodes.py PowersMixin.power_parameters: @admin_method (3.7 and before; later @check_permission(CAN_EDIT_MACHINES)).
+  if (!isAdmin(ctx)) return adminOnly();
   const ids = req.query.getAll('id');
   const out: Record<string, unknown> = {};
   for (const m of [...ctx.state.machines].sort((a, b) => a.id - b.id)) {
@@ -95,7 +97,8 @@ const KEEPS_PREVIOUS_STATUS: ReadonlySet<number> = new Set([
 export function markBroken(ctx: SimContext, req: SimRequest, systemId: string): SimResponse {
   const m = findMachine(ctx, systemId);
   if (!m) return notFound('Machine');
-  if (m.owner !== ctx.state.user) return forbidden();
+  // api/machines.py mark_broken: get_node_or_404(NodePermission.edit) refuses a locked node, then `node.owner_id != request.user.id` → 403.
+  if (m.locked || m.owner !== ctx.state.user) return forbidden();
   const before = m.status;
   if (RELEASABLE.has(before)) {
     m.power_state = 'off';
@@ -112,8 +115,8 @@ export function markBroken(ctx: SimContext, req: SimRequest, systemId: string): 
 export function markFixed(ctx: SimContext, systemId: string): SimResponse {
   const m = findMachine(ctx, systemId);
   if (!m) return notFound('Machine');
-  // api/machines.py mark_fixed: NodePermission.admin.
-  if (ctx.state.userIsAdmin === false) return forbidden();
+  // api/machines.py mark_fixed: NodePermission.admin (auth/local.py: superusers, and never on a locked node).
+  if (!isAdmin(ctx) || m.locked) return forbidden();
   if (m.status !== NODE_STATUS.BROKEN) return conflict("Can't mark a non-broken node as 'Ready'.");
   const next = m.previous_status === NODE_STATUS.DEPLOYED ? NODE_STATUS.DEPLOYED : NODE_STATUS.READY;
   m.previous_status = m.status;
@@ -122,5 +125,78 @@ export function markFixed(ctx: SimContext, systemId: string): SimResponse {
   m.osystem = '';
   m.distro_series = '';
   if (next === NODE_STATUS.READY) m.owner = null;
+  return ok(machineJson(ctx.state, m));
+}
+
+/** node_action.py Commission.actionable_statuses: the states `commission` starts from (CommissionForm checks them). */
+export const COMMISSIONABLE: ReadonlySet<number> = new Set([NODE_STATUS.NEW, NODE_STATUS.FAILED_COMMISSIONING, NODE_STATUS.READY, NODE_STATUS.BROKEN]);
+
+/**
+ * POST machines/<id>/?op=commission: admin only and not locked (403); from New, Failed commissioning,
+ * Ready or Broken only (400, CommissionForm). models/node.py start_commissioning: status Commissioning,
+ * owner = the user who started it. It PXE-boots: only a MAC MAAS knows gets the commissioning environment.
+ */
+export function commission(ctx: SimContext, systemId: string): SimResponse {
+  const m = findMachine(ctx, systemId);
+  if (!m) return notFound('Machine');
+  if (!isAdmin(ctx) || m.locked) return forbidden();
+  if (!COMMISSIONABLE.has(m.status)) return invalid({ __all__: ['Commission is not available because of the current state of the node.'] });
+  m.previous_status = m.status;
+  m.status = NODE_STATUS.COMMISSIONING;
+  m.owner = ctx.state.user;
+  m.error_description = '';
+  m.commissioning = { startedAt: ctx.now(), bootMacKnown: bootMacKnown(m) };
+  return ok(machineJson(ctx.state, m));
+}
+
+/** MAAS answers the PXE request of a MAC it records on the machine; any other MAC is an unknown node (it enlists). */
+function bootMacKnown(m: SimMachine): boolean {
+  const boot = m.interfaces.find((i) => i.id === m.boot_interface_id);
+  const live = m.live_boot_mac ?? boot?.mac_address;
+  return live !== undefined && m.interfaces.some((i) => i.type === 'physical' && i.mac_address === live);
+}
+
+/**
+ * Moves commissioning machines on by the simulator's clock: Ready once commissioning has run
+ * (owner cleared: signals/nodes.py clear_owner_when_status_changes_to_new_or_ready), or Failed
+ * commissioning once node_timeout passed without hearing from the node (status_monitor.py).
+ */
+export function advanceCommissioning(ctx: SimContext): void {
+  const now = ctx.now();
+  for (const m of ctx.state.machines) {
+    const run = m.commissioning;
+    if (!run || m.status !== NODE_STATUS.COMMISSIONING) continue;
+    const elapsed = now - run.startedAt;
+    if (run.bootMacKnown && elapsed >= ctx.timing.commissioningMs) {
+      finishCommissioning(m, NODE_STATUS.READY, '');
+    } else if (!run.bootMacKnown && ctx.timing.statusMonitor && elapsed >= ctx.timing.nodeTimeoutMinutes * 60_000) {
+      finishCommissioning(m, NODE_STATUS.FAILED_COMMISSIONING, `Node operation 'Commissioning' timed out after ${ctx.timing.nodeTimeoutMinutes} minutes.`);
+      m.power_state = 'off';
+    }
+  }
+}
+
+function finishCommissioning(m: SimMachine, status: number, error: string): void {
+  m.previous_status = m.status;
+  m.status = status;
+  m.error_description = error;
+  m.commissioning = null;
+  if (status === NODE_STATUS.READY) m.owner = null;
+}
+
+/**
+ * POST ?op=lock / ?op=unlock (api/machines.py): NodePermission.lock, which a lock does not block
+ * (auth/local.py _can_edit: an admin, the owner, or anyone when there is no owner). NodeStateViolation
+ * (409) when already so; models/node.py lock: Deployed or Deploying only.
+ */
+export function setLocked(ctx: SimContext, systemId: string, locked: boolean): SimResponse {
+  const m = findMachine(ctx, systemId);
+  if (!m) return notFound('Machine');
+  if (!isAdmin(ctx) && m.owner !== null && m.owner !== ctx.state.user) return forbidden();
+  if (m.locked === locked) return conflict(locked ? 'Machine is already locked' : 'Machine is not locked');
+  if (locked && m.status !== NODE_STATUS.DEPLOYED && m.status !== NODE_STATUS.DEPLOYING) {
+    return conflict("Can't lock, node is not deployed or deploying");
+  }
+  m.locked = locked;
   return ok(machineJson(ctx.state, m));
 }

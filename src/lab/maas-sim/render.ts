@@ -8,7 +8,8 @@ import { knownDomains, knownPools, knownZones } from './scenario-lookups.ts';
 
 export const API_PATH = '/MAAS/api/2.0/';
 
-export function interfaceJson(systemId: string, i: SimInterface): Record<string, unknown> {
+/** `siblings`: the node's interfaces, for `children` (the names of interfaces built on this one). */
+export function interfaceJson(systemId: string, i: SimInterface, siblings: readonly SimInterface[] = []): Record<string, unknown> {
   return {
     system_id: systemId,
     id: i.id,
@@ -16,8 +17,8 @@ export function interfaceJson(systemId: string, i: SimInterface): Record<string,
     type: i.type,
     vlan: i.vlan,
     mac_address: i.mac_address,
-    parents: [],
-    children: [],
+    parents: i.parents ?? [],
+    children: siblings.filter((c) => c.parents?.includes(i.name)).map((c) => c.name),
     tags: [],
     enabled: i.enabled,
     links: i.links,
@@ -54,7 +55,7 @@ export function machineJson(state: MaasScenario, m: SimMachine): Record<string, 
     fqdn: `${m.hostname}.${m.domain}`,
     owner: m.owner,
     owner_data: {},
-    locked: false,
+    locked: m.locked,
     architecture: m.architecture,
     status: m.status,
     status_name: statusName(m.status),
@@ -68,8 +69,8 @@ export function machineJson(state: MaasScenario, m: SimMachine): Record<string, 
     tag_names: m.tag_names,
     address_ttl: null,
     ip_addresses: m.ip_addresses,
-    boot_interface: boot ? interfaceJson(m.system_id, boot) : null,
-    interface_set: m.interfaces.map((i) => interfaceJson(m.system_id, i)),
+    boot_interface: boot ? interfaceJson(m.system_id, boot, m.interfaces) : null,
+    interface_set: m.interfaces.map((i) => interfaceJson(m.system_id, i, m.interfaces)),
     zone: named(knownZones(state), m.zone),
     pool: named(knownPools(state), m.pool),
     node_type: 0,

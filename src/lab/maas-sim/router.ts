@@ -1,7 +1,7 @@
 /** Which handler answers which MAAS 2.0 path and method. */
 import { getDnsResource, listDnsResources, updateDnsResource } from './dns-resources.ts';
 import { getInterface, listInterfaces, updateInterface } from './interfaces.ts';
-import { getMachine, listMachines, markBroken, markFixed, powerParameters } from './machines.ts';
+import { commission, getMachine, listMachines, markBroken, markFixed, powerParameters, setLocked } from './machines.ts';
 import { rackControllerJson } from './render.ts';
 import { getSubnet, listSubnets, updateSubnet } from './subnets.ts';
 import { ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
@@ -25,6 +25,9 @@ const ROUTES: Route[] = [
       GET: (ctx, _req, [id]) => getMachine(ctx, id ?? ''),
       'POST mark_broken': (ctx, req, [id]) => markBroken(ctx, req, id ?? ''),
       'POST mark_fixed': (ctx, _req, [id]) => markFixed(ctx, id ?? ''),
+      'POST commission': (ctx, _req, [id]) => commission(ctx, id ?? ''),
+      'POST lock': (ctx, _req, [id]) => setLocked(ctx, id ?? '', true),
+      'POST unlock': (ctx, _req, [id]) => setLocked(ctx, id ?? '', false),
     },
   },
   {

@@ -16,6 +16,8 @@ export interface SimInterface {
   enabled: boolean;
   links: unknown[];
   vlan: unknown;
+  /** Names of the interfaces a bond, bridge or VLAN is built on (same node). A VLAN copies its parent's MAC; bonds and bridges keep their own. */
+  parents?: string[];
 }
 
 export type PowerState = 'on' | 'off' | 'unknown' | 'error';
@@ -46,6 +48,12 @@ export interface SimMachine {
   osystem: string;
   distro_series: string;
   architecture: string;
+  /** A locked machine refuses edits and admin actions with 403 (auth/local.py) until op=unlock. */
+  locked: boolean;
+  /** The MAC the hardware really PXE-boots from; null: the recorded boot interface's. Commissioning completes only when MAAS knows it. */
+  live_boot_mac: string | null;
+  /** Set while commissioning runs: when it started (the simulator's clock) and whether MAAS knew the MAC the machine PXE-booted from. */
+  commissioning: { startedAt: number; bootMacKnown: boolean } | null;
 }
 
 export interface SimDnsResource {
@@ -104,8 +112,10 @@ export interface SimRackController {
 export interface MaasScenario {
   /** The MAAS user behind every API key the simulator accepts. */
   user: string;
-  /** Whether that user is a MAAS admin (default true): mark_fixed and interface edits need one. */
+  /** Whether that user is a MAAS admin (default true): mark_fixed, commission, interface, DNS resource and subnet edits need one. */
   userIsAdmin?: boolean;
+  /** What `GET version/` answers (default 3.5.0): NEW takes interface edits only from 3.3. */
+  version?: string;
   machines: SimMachine[];
   dnsresources: SimDnsResource[];
   subnets: SimSubnet[];
@@ -132,6 +142,7 @@ export interface InterfaceInput {
   enabled?: boolean;
   links?: unknown[];
   vlan?: unknown;
+  parents?: string[];
 }
 
 export function iface(input: InterfaceInput): SimInterface {
@@ -143,6 +154,7 @@ export function iface(input: InterfaceInput): SimInterface {
     enabled: input.enabled ?? true,
     links: input.links ?? [],
     vlan: input.vlan ?? null,
+    ...(input.parents ? { parents: [...input.parents] } : {}),
   };
 }
 
@@ -178,6 +190,9 @@ export interface MachineInput {
   osystem?: string;
   distro_series?: string;
   architecture?: string;
+  locked?: boolean;
+  /** The MAC the hardware really PXE-boots from, when it is not the recorded one. */
+  live_boot_mac?: string;
   id?: number;
 }
 
@@ -209,6 +224,9 @@ export function machine(input: MachineInput): SimMachine {
     osystem: input.osystem ?? (deployedLike ? 'ubuntu' : ''),
     distro_series: input.distro_series ?? (deployedLike ? 'jammy' : ''),
     architecture: input.architecture ?? 'amd64/generic',
+    locked: input.locked ?? false,
+    live_boot_mac: input.live_boot_mac ? normaliseMac(input.live_boot_mac) : null,
+    commissioning: null,
   };
 }
 
@@ -287,6 +305,7 @@ export function rackController(input: RackControllerInput): SimRackController {
 export interface ScenarioInput {
   user?: string;
   userIsAdmin?: boolean;
+  version?: string;
   machines?: SimMachine[];
   dnsresources?: SimDnsResource[];
   subnets?: SimSubnet[];
@@ -306,6 +325,7 @@ export function scenario(input: ScenarioInput = {}): MaasScenario {
   const out: MaasScenario = structuredClone({
     user: input.user ?? DEFAULT_USER,
     ...(input.userIsAdmin === false ? { userIsAdmin: false } : {}),
+    ...(input.version ? { version: input.version } : {}),
     machines: input.machines ?? [],
     dnsresources: input.dnsresources ?? [],
     subnets: input.subnets ?? [],

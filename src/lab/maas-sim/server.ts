@@ -8,7 +8,9 @@ import { verifyOAuth } from './oauth-verify.ts';
 import { API_PATH } from './render.ts';
 import { route } from './router.ts';
 import { scenario as normaliseScenario, type MaasScenario } from './scenario.ts';
-import type { SimContext, SimRequest, SimResponse, SimRules } from './sim-http.ts';
+import { advanceCommissioning } from './machines.ts';
+import { simVersion } from './interfaces.ts';
+import { ok, type SimContext, type SimRequest, type SimResponse, type SimRules, type SimTiming } from './sim-http.ts';
 
 export interface MaasSimCall {
   method: string;
@@ -42,6 +44,10 @@ export interface MaasSimulatorOptions {
   port?: number;
   latencyMs?: number;
   rules?: Partial<SimRules>;
+  /** How long commissioning takes and MAAS's node_timeout (defaults: 0 ms, 30 minutes, status monitor on). */
+  timing?: Partial<SimTiming>;
+  /** MAAS's clock in ms (default Date.now): a test's fake clock lets MAAS's 30 minutes pass at once. */
+  clock?: () => number;
 }
 
 export interface MaasSimulator {
@@ -66,6 +72,8 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
   const ctx: SimContext = {
     state: normaliseScenario(options.scenario),
     rules: { subnetOmittedFlags: 'keep', ...options.rules },
+    timing: { commissioningMs: 0, nodeTimeoutMinutes: 30, statusMonitor: true, ...options.timing },
+    now: options.clock ?? Date.now,
   };
   const calls: MaasSimCall[] = [];
   const faults: MaasFault[] = [];
@@ -160,6 +168,10 @@ function answerApi(
   r: { method: string; url: URL; form: URLSearchParams; op: string | undefined; authorization: string | undefined },
 ): SimResponse {
   if (!r.url.pathname.startsWith(API_PATH)) return { status: 404, text: 'Not Found' };
+  // api/version.py VersionHandler is an AnonymousOperationsHandler.
+  if (r.url.pathname === `${API_PATH}version/` && r.method === 'GET') {
+    return ok({ capabilities: ['networks-management', 'static-ipaddresses', 'authenticate-api'], version: simVersion(ctx), subversion: '' });
+  }
   const auth = verifyOAuth(
     { method: r.method, baseUrl: `${r.url.protocol}//${r.url.host}${r.url.pathname}`, query: r.url.searchParams, form: r.form, authorization: r.authorization },
     apiKeys,
@@ -172,6 +184,7 @@ function answerApi(
     form: r.form,
     op: r.op,
   };
+  advanceCommissioning(ctx);
   return route(ctx, request);
 }
 

@@ -29,9 +29,22 @@ export interface SimRules {
   subnetOmittedFlags: 'keep' | 'not-maas-reset-to-true';
 }
 
+/** How long the simulated machines take; MAAS's own clock is the simulator's `now`. */
+export interface SimTiming {
+  /** From `commission` to Ready when MAAS knows the MAC the machine PXE-boots from. Default 0: done at the next request. */
+  commissioningMs: number;
+  /** MAAS's node_timeout in minutes (maascommon/constants.py NODE_TIMEOUT = 30): an unheard-of node is then marked failed. */
+  nodeTimeoutMinutes: number;
+  /** false: MAAS's status monitor (status_monitor.py) never runs, so a commissioning that hears nothing hangs. */
+  statusMonitor: boolean;
+}
+
 export interface SimContext {
   state: MaasScenario;
   rules: SimRules;
+  timing: SimTiming;
+  /** The simulator's clock (ms); tests give a fake one so that MAAS's 30 minutes pass at once. */
+  now: () => number;
 }
 
 export const ok = (json: unknown): SimResponse => ({ status: 200, json });
@@ -43,6 +56,10 @@ export const invalid = (errors: Record<string, string[]>): SimResponse => ({ sta
 export const conflict = (message: string): SimResponse => text(409, message);
 /** MAASAPIForbidden() carries no message. */
 export const forbidden = (): SimResponse => text(403, '');
+/** api/support.py admin_method: PermissionDenied(METHOD_RESERVED_ADMIN). */
+export const adminOnly = (): SimResponse => text(403, 'This method is reserved for admin users.');
+/** Only superusers (no RBAC): auth/local.py grants NodePermission.admin on machines, interfaces, DNS resources and subnets to them alone. */
+export const isAdmin = (ctx: SimContext): boolean => ctx.state.userIsAdmin !== false;
 
 /** The last value of a form field, as Django's QueryDict.get returns it. */
 export function lastValue(form: URLSearchParams, name: string): string | undefined {

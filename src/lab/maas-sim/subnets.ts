@@ -1,7 +1,7 @@
 /** subnets/ as canonical/maas serves it (api/subnets.py, forms/subnet.py, fields.py IPListFormField). */
 import { isIP } from 'node:net';
 import { subnetJson } from './render.ts';
-import { invalid, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 export function listSubnets(ctx: SimContext): SimResponse {
   return ok([...ctx.state.subnets].sort((a, b) => a.id - b.id).map(subnetJson));
@@ -25,6 +25,8 @@ function truthy(value: string): boolean {
 export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimResponse {
   const s = ctx.state.subnets.find((x) => String(x.id) === id);
   if (!s) return notFound('Subnet');
+  // api/subnets.py update: get_subnet_or_404(NodePermission.admin); auth/local.py grants it to superusers only.
+  if (!isAdmin(ctx)) return forbidden();
   const form = req.form;
 
   let dnsServers = s.dns_servers;

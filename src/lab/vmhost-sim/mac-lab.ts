@@ -72,11 +72,15 @@ export async function startMacLab(setup: MacLabSetup): Promise<MacLab> {
     const config = labConfig(setup, maas.url, endpoints);
     const env = { MAC_LAB_MAAS_KEY: apiKey, MAC_LAB_SSH_KEY: client.privateKey };
     const { config: parsed } = parseConfigText(config, { path: 'mac-lab.yaml', env });
-    const clients: ClosableMaasClient[] = [];
+    // One client per region, as the real adapters keep them.
+    const clients = new Map<string, ClosableMaasClient>();
     const adapters: Adapters = {
       maas: (region) => {
-        const c = createMaasClient(parsed.maas[region] as Config['maas'][string]);
-        clients.push(c);
+        let c = clients.get(region);
+        if (!c) {
+          c = createMaasClient(parsed.maas[region] as Config['maas'][string]);
+          clients.set(region, c);
+        }
         return c;
       },
       kube: () => {
@@ -85,7 +89,7 @@ export async function startMacLab(setup: MacLabSetup): Promise<MacLab> {
       ssh: createSshConnector(),
     };
     closers.push(async () => {
-      await Promise.all(clients.map((c) => c.close()));
+      await Promise.all([...clients.values()].map((c) => c.close()));
     });
     const sum = (f: (h: SimVmHost) => number) => () => [...vmHosts.values()].reduce((n, h) => n + f(h), 0);
     return { config: parsed, configText: config, env, adapters, maas, vmHosts, sshConnections: sum((h) => h.ssh.authenticated), sshCommands: sum((h) => h.ssh.commands.length), close };
