@@ -14,17 +14,31 @@ interface Cached {
   user: Promise<MaasUser>;
 }
 
-const cache = new WeakMap<MaasClient, Cached>();
+/** By the client's cacheKey (region, URL and key digest); a client without one is its own key. */
+const byKey = new Map<string, Cached>();
+const byClient = new WeakMap<MaasClient, Cached>();
 
-/** The MAAS user behind the client's API key; one whoami per client every API_USER_TTL_MS. */
+function lookup(maas: MaasClient): Cached | undefined {
+  return maas.cacheKey !== undefined ? byKey.get(maas.cacheKey) : byClient.get(maas);
+}
+
+function store(maas: MaasClient, entry: Cached | undefined): void {
+  if (maas.cacheKey !== undefined) {
+    if (entry) byKey.set(maas.cacheKey, entry);
+    else byKey.delete(maas.cacheKey);
+  } else if (entry) byClient.set(maas, entry);
+  else byClient.delete(maas);
+}
+
+/** The MAAS user behind the client's API key; one whoami per region and key every API_USER_TTL_MS. */
 export function apiUserOf(maas: MaasClient, now: () => number = Date.now): Promise<MaasUser> {
-  const hit = cache.get(maas);
+  const hit = lookup(maas);
   if (hit && now() - hit.at < API_USER_TTL_MS) return hit.user;
   const user = maas.whoami();
-  cache.set(maas, { at: now(), user });
+  store(maas, { at: now(), user });
   // A failed answer is not kept: the next job asks again.
   user.catch(() => {
-    if (cache.get(maas)?.user === user) cache.delete(maas);
+    if (lookup(maas)?.user === user) store(maas, undefined);
   });
   return user;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { MaasRegionConfig } from '../config.ts';
@@ -163,6 +164,7 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
   const seg = (value: string | number) => encodeURIComponent(String(value));
 
   return {
+    cacheKey: `${region.name} ${regionUrl} ${createHash('sha256').update(region.apiKey.reveal()).digest('hex').slice(0, 16)}`,
     listMachines(filter: MachineFilter = {}) {
       return call<MaasMachine[]>({ method: 'GET', path: 'machines/', query: machineFilterQuery(filter) });
     },

@@ -104,6 +104,8 @@ export interface SubnetDnsUpdate {
 
 /** The typed MAAS calls the jobs use. Errors are MaasApiError (status + MAAS's message). */
 export interface MaasClient {
+  /** Names the region and key (a digest, never the key): answers about the key may be kept under it. */
+  readonly cacheKey?: string;
   listMachines(filter?: MachineFilter): Promise<MaasMachine[]>;
   getMachine(systemId: string): Promise<MaasMachine>;
   /** One bulk call: `GET machines/?op=power_parameters`. */

@@ -14,6 +14,7 @@ import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../src
 import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
 import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
 import { createLogger, silentLogger } from '../../src/log.ts';
+import { apiUserOf } from '../../src/maas/api-user.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { createRedactor } from '../../src/redact.ts';
@@ -82,6 +83,8 @@ describe('MAAS faults: retried with backoff, then PROBE_FAILED', () => {
     labs.push(lab);
     const client = createMaasClient(lab.config.maas['region-a']!, { retries: options.retries, backoffMs: 10, timeoutMs: options.timeoutMs });
     const ctx: JobContext = { config: lab.config, adapters: { ...lab.adapters, maas: () => client }, log: silentLogger() };
+    // Who the key is, asked before the faults (it is kept per region): the faults below hit the site's reads.
+    await apiUserOf(client);
     return { ctx, client, lab };
   }
 
