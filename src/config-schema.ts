@@ -98,6 +98,19 @@ export const configSchema = z.strictObject({
       maxEntries: z.number().int().min(100).max(10_000_000).default(10_000),
     })
     .default({ maxEntries: 10_000 }),
+  /** Redis Sentinel for the queues; REDIS_URL or REDIS_SENTINELS in the environment take precedence over this block. */
+  redis: z
+    .strictObject({
+      sentinels: z.array(z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):\d{1,5}$/, 'must be host:port')).min(1, 'must list at least one sentinel'),
+      sentinelName: name,
+      sentinelUsername: name.optional(),
+      sentinelPassword: secretRef.optional(),
+      username: name.optional(),
+      password: secretRef.optional(),
+      tlsCa: z.string().min(1).optional(),
+      db: z.number().int().min(0).max(15).optional(),
+    })
+    .optional(),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

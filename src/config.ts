@@ -7,6 +7,7 @@ import { Secret } from './secret.ts';
 import { secretFragments } from './redact.ts';
 import { kubeconfigSecretValues } from './kube/kubeconfig-secrets.ts';
 import { configSchema, type RawConfig, type sshEndpointSchema } from './config-schema.ts';
+import type { RedisConfigBlock } from './queue/redis-settings.ts';
 
 export interface SshEndpoint {
   host: string;
@@ -80,6 +81,8 @@ export interface Config {
   repair: { maxSubjects: number };
   /** Absent in configs built by hand; loadConfig always sets it. */
   audit?: AuditConfig;
+  /** The `redis:` block (Sentinel), secrets resolved; the environment's REDIS_URL / REDIS_SENTINELS win over it. */
+  redis?: RedisConfigBlock;
 }
 
 export interface LoadedConfig {
@@ -276,7 +279,20 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
   if (raw.slack.operators) slack.operators = raw.slack.operators;
   if (raw.slack.permissions) slack.permissions = raw.slack.permissions;
   const audit: AuditConfig = { maxEntries: raw.audit.maxEntries, ...(raw.audit.key ? { key: raw.audit.key } : {}) };
-  return { path, slack, maas, sites, clusters, schedules, repair: raw.repair, audit };
+  const config: Config = { path, slack, maas, sites, clusters, schedules, repair: raw.repair, audit };
+  if (raw.redis) config.redis = buildRedis(raw.redis, r);
+  return config;
+}
+
+function buildRedis(raw: NonNullable<RawConfig['redis']>, r: SecretResolver): RedisConfigBlock {
+  const out: RedisConfigBlock = { sentinels: raw.sentinels, sentinelName: raw.sentinelName };
+  if (raw.sentinelUsername) out.sentinelUsername = raw.sentinelUsername;
+  if (raw.sentinelPassword) out.sentinelPassword = r.secret(raw.sentinelPassword, 'redis.sentinelPassword');
+  if (raw.username) out.username = raw.username;
+  if (raw.password) out.password = r.secret(raw.password, 'redis.password');
+  if (raw.tlsCa) out.tlsCa = raw.tlsCa;
+  if (raw.db !== undefined) out.db = raw.db;
+  return out;
 }
 
 function buildSite(name: string, site: RawConfig['sites'][string], r: SecretResolver): SiteConfig {

@@ -57,7 +57,7 @@ export function requireSlackEnv(env: RuntimeEnv): { botToken: string } {
 
 /** Credentials from the environment are secrets too: the redaction pass must know them. */
 export function envSecrets(env: RuntimeEnv, raw: NodeJS.ProcessEnv = {}): string[] {
-  return [env.botToken, env.signingSecret, env.appToken, raw.DASHBOARD_PASSWORD, redisPassword(env.redisUrl)].filter((s): s is string => Boolean(s));
+  return [env.botToken, env.signingSecret, env.appToken, raw.DASHBOARD_PASSWORD, redisPassword(env.redisUrl), raw.REDIS_PASSWORD, raw.REDIS_SENTINEL_PASSWORD].filter((s): s is string => Boolean(s));
 }
 
 function redisPassword(url: string): string | undefined {

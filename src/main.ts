@@ -14,7 +14,8 @@ import { dashboardRoutesFromEnv } from './queue-dashboard.ts';
 import { JobQueues } from './queue/job-queues.ts';
 import { startJobWorkers } from './queue/job-workers.ts';
 import { DEFAULT_PREFIX } from './queue/queue-names.ts';
-import { createRedis, pingRedis } from './queue/redis-connection.ts';
+import { createRedis, isSentinel, pingRedis } from './queue/redis-connection.ts';
+import { describeRedis, redisSecrets, redisSettingsFrom } from './queue/redis-settings.ts';
 import { createRedactor, type Redactor } from './redact.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { alertActionHandlers } from './slack/alert-actions.ts';
@@ -152,26 +153,33 @@ async function startProbes(w: Wiring): Promise<number> {
   return server.port;
 }
 
-function watchRedis(redis: Redis, log: Logger): void {
+function watchRedis(redis: Redis, log: Logger, where: string): void {
   let lastReport = 0;
+  let down = false;
   redis.on('error', (err) => {
-    if (Date.now() - lastReport > 10_000) log.error({ err: describeError(err) }, 'Redis is unreachable; retrying (check REDIS_URL)');
+    down = true;
+    if (Date.now() - lastReport > 10_000) log.error({ err: describeError(err), redis: where }, 'Redis is unreachable; retrying (check REDIS_URL)');
     lastReport = Date.now();
+  });
+  redis.on('ready', () => {
+    if (down) log.warn({ redis: where }, 'Redis answers again');
+    down = false;
   });
 }
 
 /** Wiring only: config → adapters → the role asked for. */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const env = readRuntimeEnv(options.env);
-  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env)]);
+  const { settings: redisSettings, warnings: redisWarnings } = redisSettingsFrom(options.env, options.loaded.config.redis);
+  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(redisSettings)]);
   const log = options.log ?? createLogger({ redact, level: env.logLevel });
-  for (const warning of options.loaded.warnings) log.warn(warning);
-  const redis = createRedis(env.redisUrl, 'worker');
-  watchRedis(redis, log);
-  const producer = createRedis(env.redisUrl, 'producer');
+  for (const warning of [...options.loaded.warnings, ...redisWarnings]) log.warn(warning);
+  const redis = createRedis(redisSettings, 'worker');
+  watchRedis(redis, log, describeRedis(redisSettings));
+  const producer = createRedis(redisSettings, 'producer');
   producer.on('error', () => undefined);
   const prefix = options.prefix ?? env.queuePrefix ?? DEFAULT_PREFIX;
-  const queues = new JobQueues(producer, redact, prefix);
+  const queues = new JobQueues(producer, redact, prefix, undefined, { failover: isSentinel(redisSettings) });
   const metrics = createMetrics({ commandNames: commandList.map((c) => c.name), jobKinds: [...jobRegistry.keys()] });
   metrics.setQueueDepthSupplier(bullmqDepthSupplier(() => [...jobRegistry.keys()].map((name) => queues.queue(name))));
   const audit = createAuditLog({ redis, key: auditKey(options.loaded.config, prefix), maxEntries: options.loaded.config.audit?.maxEntries, log, redact });

@@ -4,6 +4,7 @@ import { describeError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { DEFAULT_PREFIX } from '../queue/queue-names.ts';
 import { createRedis, pingRedis } from '../queue/redis-connection.ts';
+import { describeRedis, redisSecrets, redisSettingsFrom } from '../queue/redis-settings.ts';
 import { createRedactor } from '../redact.ts';
 import { knownTargets } from '../targets.ts';
 import { auditTextForTerminal } from './audit-text.ts';
@@ -45,12 +46,13 @@ export async function runAuditCli(options: AuditCliOptions): Promise<number> {
     return 64;
   }
   const env = readRuntimeEnv(options.env);
-  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env)]);
-  const redis = createRedis(env.redisUrl, 'producer');
+  const { settings } = redisSettingsFrom(options.env, config.redis);
+  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(settings)]);
+  const redis = createRedis(settings, 'producer');
   redis.on('error', () => undefined);
   try {
     if (!(await pingRedis(redis, 3_000))) {
-      options.err(redact(`maas-chatops audit: Redis at ${env.redisUrl} does not answer. Check REDIS_URL and that Redis is running.`));
+      options.err(redact(`maas-chatops audit: Redis at ${describeRedis(settings)} does not answer. Check REDIS_URL (or REDIS_SENTINELS) and that Redis is running.`));
       return 2;
     }
     const log = createLogger({ redact, level: 'silent' });
