@@ -29,6 +29,12 @@ export interface JobQueuesOptions {
   dedupJobs?: ReadonlySet<string>;
   /** How long after the first request an identical one joins it; default 60 s. */
   dedupWindowMs?: number;
+  /** Redis is a Sentinel-managed primary: a lost connection is a failover, and the answer says so. */
+  failover?: boolean;
+  /** Replicas that must hold a job before the user hears it is queued (Redis WAIT); default 1 with failover, else 0. */
+  replicasToWait?: number;
+  /** How long a job whose add was cut off by a lost connection waits for the (new) primary to ask again; default 8 s. */
+  recoveryMs?: number;
 }
 
 /** The producer side: the bot enqueues here. */
@@ -36,6 +42,12 @@ export class JobQueues {
   readonly #queues = new Map<string, Queue>();
   readonly #dedup: CheckDedup;
   readonly #dedupJobs: ReadonlySet<string>;
+  readonly #failover: boolean;
+  readonly #replicasToWait: number;
+  readonly #recoveryMs: number;
+  #noReplicaUntil = 0;
+  #waitOnWire: Promise<void> | undefined;
+  #nextWait: Promise<void> | undefined;
 
   constructor(
     private readonly connection: Redis,
@@ -46,6 +58,9 @@ export class JobQueues {
   ) {
     this.#dedup = new CheckDedup(connection, prefix, options.dedupWindowMs === undefined ? {} : { windowMs: options.dedupWindowMs });
     this.#dedupJobs = options.dedupJobs ?? DEDUPLICATED_JOBS;
+    this.#failover = options.failover ?? false;
+    this.#replicasToWait = options.replicasToWait ?? (this.#failover ? 1 : 0);
+    this.#recoveryMs = options.recoveryMs ?? 8_000;
   }
 
   queue(jobName: string): Queue {
@@ -67,31 +82,94 @@ export class JobQueues {
   /** Like enqueue, and says whether the request joined a check that was already queued or running. */
   async submit(jobName: string, data: JobData, options: EnqueueOptions = {}): Promise<Submitted> {
     assertNoSecret(data, this.redact);
-    const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS };
-    if (options.jobId) opts.jobId = options.jobId;
+    const dedup = this.deduplicates(jobName, options);
+    // The id is chosen here, not by Redis: asking again after a lost connection cannot add a second job.
+    const id = options.jobId ?? randomUUID();
+    const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS, jobId: id };
     if (options.attempts) opts.attempts = options.attempts;
-    if (!this.deduplicates(jobName, options)) {
-      const job = await queueAnswer(this.#add(jobName, data, opts), this.timeoutMs);
-      return { id: job.id ?? '' };
-    }
-    return queueAnswer(this.#joinOrAdd(jobName, data, opts), this.timeoutMs);
+    if (!dedup) return this.#answered(async () => ({ id: (await this.#add(jobName, data, opts)).id ?? id }));
+    return this.#answered(
+      () => this.#joinOrAdd(jobName, data, opts, id),
+      () => this.#dedup.abandon(jobName, data.target, id),
+    );
   }
 
   deduplicates(jobName: string, options: EnqueueOptions = {}): boolean {
     return this.#dedupJobs.has(jobName) && options.dedup !== false && !options.jobId;
   }
 
-  async #joinOrAdd(jobName: string, data: JobData, opts: JobsOptions): Promise<Submitted> {
-    const id = randomUUID();
+  async #joinOrAdd(jobName: string, data: JobData, opts: JobsOptions, id: string): Promise<Submitted> {
     const result = await this.#dedup.joinOrOpen(jobName, data.target, id, data.reply, data.requestedBy);
-    if (!result.opened) return { id: result.joined.id, joined: result.joined };
+    // Our own group: a first attempt opened it before its connection was lost.
+    if (!result.opened && result.joined.id !== id) return { id: result.joined.id, joined: result.joined };
     try {
-      await this.#add(jobName, { ...data, [DEDUP_GROUP_FIELD]: id }, { ...opts, jobId: id });
+      await this.#add(jobName, { ...data, [DEDUP_GROUP_FIELD]: id }, opts);
     } catch (err) {
-      await this.#dedup.abandon(jobName, data.target, id).catch(() => undefined);
+      if (!isConnectionLoss(err, this.connection)) await this.#dedup.abandon(jobName, data.target, id).catch(() => undefined);
       throw err;
     }
     return { id };
+  }
+
+  /**
+   * Exactly one answer per request, also across a failover. Not connected (within a second):
+   * refused, and nothing was sent, so nothing runs later. Connection lost while the job was on its way: its
+   * fate is unknown, so wait for the (new) primary and add it again under the same id (BullMQ
+   * adds an id once); only then, and once a replica holds it, is the user told it is queued.
+   */
+  async #answered<T>(attempt: () => Promise<T>, giveUp?: () => Promise<void>): Promise<T> {
+    const deadline = Date.now() + this.#recoveryMs;
+    for (let tries = 1; ; tries++) {
+      if (this.connection.status !== 'ready') {
+        // Nothing sent yet: a connection being made may take a moment; a primary that is gone will not come back in one.
+        if (tries === 1 && !(await waitUntilReady(this.connection, CONNECT_GRACE_MS))) throw this.#notConnected();
+        if (!(await waitUntilReady(this.connection, deadline - Date.now()))) {
+          if (giveUp) void waitUntilReady(this.connection, 60_000).then((ok) => (ok ? giveUp() : undefined)).catch(() => undefined);
+          throw this.#notConnected();
+        }
+      }
+      try {
+        const result = await queueAnswer(attempt(), this.timeoutMs);
+        await this.#replicated();
+        return result;
+      } catch (err) {
+        const lost = isConnectionLoss((err as { cause?: unknown }).cause ?? err, this.connection);
+        if (!lost || tries >= 5 || Date.now() >= deadline) throw lost ? this.#notConnected() : err;
+      }
+    }
+  }
+
+  /**
+   * With replicas: the job survives the primary's death once one of them has it. WAIT blocks the
+   * shared connection and covers every write sent on it before, so concurrent requests share one
+   * WAIT (at most one on the wire, one gathering), and a primary without a replica (just after a
+   * failover) is not asked again for a while.
+   */
+  async #replicated(): Promise<void> {
+    if (this.#replicasToWait <= 0 || Date.now() < this.#noReplicaUntil) return;
+    if (!this.#nextWait) {
+      const previous = this.#waitOnWire ?? Promise.resolve();
+      const next = previous.catch(() => undefined).then(async () => {
+        this.#nextWait = undefined;
+        this.#waitOnWire = next;
+        try {
+          if (Date.now() < this.#noReplicaUntil) return;
+          const acked = await queueAnswer(this.connection.wait(this.#replicasToWait, REPLICA_WAIT_MS), this.timeoutMs);
+          if (acked < this.#replicasToWait) this.#noReplicaUntil = Date.now() + NO_REPLICA_PAUSE_MS;
+        } finally {
+          if (this.#waitOnWire === next) this.#waitOnWire = undefined;
+        }
+      });
+      this.#nextWait = next;
+    }
+    await this.#nextWait;
+  }
+
+  #notConnected(): ChatopsError {
+    if (this.#failover) {
+      return new ChatopsError('REDIS_UNAVAILABLE', 'the job queue is failing over to a new Redis primary, so nothing was queued', { hint: 'Try again in a few seconds' });
+    }
+    return new ChatopsError('REDIS_UNAVAILABLE', 'the job queue (Redis) is unavailable', { hint: `Nothing was queued. ${REDIS_HINT}` });
   }
 
   /**
@@ -123,7 +201,38 @@ export function assertNoSecret(data: unknown, redact: Redactor): void {
   if (redact(json) !== json) throw new ChatopsError('GUARD_REFUSED', 'refusing to queue a job whose data holds a secret');
 }
 
+/** How long a job waits for a replica to hold it; and how long a primary found without one is not asked again. */
+const REPLICA_WAIT_MS = 200;
+/** How long a request waits for a connection that is not up before it is told the queue is unavailable. */
+const CONNECT_GRACE_MS = 1_000;
+const NO_REPLICA_PAUSE_MS = 5_000;
+
 const REDIS_HINT = 'Check REDIS_URL and that Redis is running; then try again';
+
+/** The connection dropped (or was never there), as opposed to Redis answering with an error. */
+function isConnectionLoss(err: unknown, connection: Redis): boolean {
+  if (connection.status !== 'ready') return true;
+  const message = err instanceof Error ? err.message : String(err);
+  return /Connection is closed|Stream isn't writeable|MaxRetriesPerRequest|ECONNRESET|ECONNREFUSED|EPIPE|READONLY/.test(message);
+}
+
+/** Resolves true once the connection is ready, false after `ms`. */
+function waitUntilReady(connection: Redis, ms: number): Promise<boolean> {
+  if (connection.status === 'ready') return Promise.resolve(true);
+  if (ms <= 0) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      connection.off('ready', onReady);
+      resolve(false);
+    }, ms);
+    timer.unref();
+    connection.once('ready', onReady);
+  });
+}
 
 /** The queue's answer within `ms`, or an error a person can act on. */
 function queueAnswer<T>(promise: Promise<T>, ms: number): Promise<T> {
