@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { botAclLine } from '../../src/queue/redis-acl.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const findings = readFileSync(join(ROOT, 'docs/findings.md'), 'utf8');
@@ -74,4 +75,13 @@ describe('docs/operations.md', () => {
       expect(operations, text).toContain(text);
     }
   });
+
+  it('gives the exact Redis ACL rule the failover and TLS tests run under, and says Cluster is not supported', () => {
+    expect(operations).toContain(`\n${botAclLine('maas-chatops', '<password>', 'maas-chatops')}\n`);
+    expect(operations).toMatch(/^### Redis Cluster is not supported$/m);
+    for (const setting of ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_USERNAME', 'REDIS_SENTINEL_PASSWORD', 'REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS_CA']) {
+      expect(operations, setting).toContain(`\`${setting}\``);
+    }
+  });
 });
+

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { configSchema } from '../../src/config-schema.ts';
+import { redisSettingsFrom } from '../../src/queue/redis-settings.ts';
 import { DEFAULT_CONTROLLER_DEPLOYMENT, DEFAULT_CONTROLLER_NAMESPACE, PREFERRED_SUBNET_CONFIGMAP } from '../../src/kube/capmaas.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- manifests are untyped YAML */
@@ -261,5 +262,49 @@ describe('deploy/ RBAC', () => {
     }
     const bound = new Set(bindings.map((b) => `${b.roleRef.kind}/${b.roleRef.name}`));
     for (const role of [...all('ClusterRole'), ...all('Role')]) expect(bound.has(`${role.kind}/${role.metadata.name}`)).toBe(true);
+  });
+});
+
+describe('deploy/sentinel: the Sentinel variant', () => {
+  const SENTINEL = join(DEPLOY, 'sentinel');
+  const component = parse(readFileSync(join(SENTINEL, 'kustomization.yaml'), 'utf8')) as { kind: string; patches: ({ path: string } | { patch: string })[] };
+  const envPatches = parseAllDocuments(readFileSync(join(SENTINEL, 'redis-env.yaml'), 'utf8')).map((d) => d.toJS() as Manifest);
+  const envOf = (m: Manifest) => containerOf(m).env as { name: string; value?: string; $patch?: string }[];
+
+  it('is a kustomize Component that the base kustomization names, commented out', () => {
+    expect(component.kind).toBe('Component');
+    expect(readFileSync(join(DEPLOY, 'kustomization.yaml'), 'utf8')).toMatch(/^# components: \[sentinel\]$/m);
+  });
+
+  it('gives the bot and the workers REDIS_SENTINELS, REDIS_SENTINEL_NAME and the ACL user instead of REDIS_URL', () => {
+    const patched = envPatches.map((m) => m.metadata.name).sort();
+    expect(patched).toEqual(['maas-chatops-bot', 'maas-chatops-worker']);
+    for (const m of envPatches) {
+      // The patch names the container of the base manifest, or it would add a second one.
+      expect(containerOf(m).name).toBe(containerOf(one('Deployment', m.metadata.name)).name);
+      const env = envOf(m);
+      expect(env.find((e) => e.name === 'REDIS_URL')?.$patch).toBe('delete');
+      const values = Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
+      // What the container gets is a setting the bot accepts (REDIS_PASSWORD comes from the Secret).
+      const { settings } = redisSettingsFrom({ ...values, REDIS_PASSWORD: 'from-the-secret' });
+      expect(settings).toMatchObject({ mode: 'sentinel', name: 'mymaster', username: 'maas-chatops', password: 'from-the-secret' });
+      expect((settings as { sentinels: unknown[] }).sentinels).toHaveLength(3);
+    }
+  });
+
+  it('drops every object of the bundled redis.yaml, and nothing else', () => {
+    const deleted = component.patches
+      .filter((p): p is { patch: string } => 'patch' in p)
+      .map((p) => parse(p.patch) as Manifest & { $patch: string })
+      .map((m) => {
+        expect(m.$patch).toBe('delete');
+        return `${m.kind}/${m.metadata.name}`;
+      });
+    const bundled = manifests.filter((m) => m.file === 'redis.yaml').map((m) => `${m.kind}/${m.metadata.name}`);
+    expect(deleted.sort()).toEqual(bundled.sort());
+  });
+
+  it('the Secret names the sentinels\' password for this variant', () => {
+    expect(readFileSync(join(DEPLOY, 'secret.yaml'), 'utf8')).toContain('REDIS_SENTINEL_PASSWORD');
   });
 });
