@@ -1,13 +1,24 @@
 import { ChatopsError, describeError, UsageError } from '../src/errors.ts';
 import type { MessageRef, Notifier, ReplyTarget } from '../src/notifier.ts';
 import { executePlan, type StepRunner } from '../src/repair/executor.ts';
+import { fencedAdapters } from '../src/repair/fenced-adapters.ts';
 import { memoryJournal } from '../src/repair/journal.ts';
+import type { PlanLease } from '../src/repair/plan-lease.ts';
+import type { WriteRoute } from '../src/repair/write-guard.ts';
 import { allStepsWent, planReport, resultsVerdict, subjectCount, type RepairKind, type RepairPlan } from '../src/repair/plan.ts';
 import type { PlanStore, StoredPlan } from '../src/repair/plan-store.ts';
 import { planView } from '../src/repair/plan-view.ts';
 import { finishReport, probeFailed, type Report, type StepResult } from '../src/report.ts';
 import { resolveTargets, type TargetKind } from '../src/targets.ts';
-import type { JobContext, JobData } from './types.ts';
+import type { JobContext, JobData, LockTuning } from './types.ts';
+
+/**
+ * BullMQ's lock for the repair kinds (docs/operations.md, "Repair runs and BullMQ's lock"): a minute
+ * rides out a Redis failover or restart without a takeover; a worker that died is replaced within
+ * about 75 s (lock + one stalled check); a repair that stalls is resumed, fenced, up to five times
+ * rather than failed with machines left Broken.
+ */
+export const REPAIR_LOCK: LockTuning = { lockDurationMs: 60_000, stalledIntervalMs: 15_000, maxStalledCount: 5 };
 
 /** One repair (fix-macs, fix-dns): how to plan it from a fresh check and how to carry out its steps. */
 export interface RepairDefinition {
@@ -23,6 +34,8 @@ export interface ExecuteJobData extends JobData {
   phase: 'execute';
   planId: string;
   approvedBy: string;
+  /** When it was approved: with the plan id, the run's BullMQ job id (see executionJobId). */
+  approvedAt?: number;
 }
 
 /**
@@ -53,8 +66,10 @@ async function runInTerminal(ctx: JobContext, data: JobData, def: RepairDefiniti
   if (fresh.id !== plan.id) return worldChanged(plan, fresh, startedAt, 'while it was being planned; run it again');
   const applier = typeof data.requestedBy === 'string' ? data.requestedBy : 'terminal';
   ctx.log.info({ plan: plan.id, applier, steps: plan.steps.length }, `${def.kind}: applying`);
+  const route: WriteRoute = {};
   const stepResults = await executePlan(plan, {
-    runner: def.runner(ctx, data.target),
+    runner: def.runner({ ...ctx, adapters: fencedAdapters(ctx.adapters, route) }, data.target),
+    route,
     journal: memoryJournal(),
     maxSubjects: ctx.config.repair.maxSubjects,
     onSubject: async (subject, rs) => ctx.log.info({ plan: plan.id, subject, outcomes: rs.map((r) => r.outcome) }, progressLine(subject, rs)),
@@ -119,8 +134,24 @@ async function storeAndPost(
 // ---------------------------------------------------------------- Slack: execute phase
 
 async function executeApproved(ctx: JobContext, data: ExecuteJobData, def: RepairDefinition): Promise<Report> {
-  const { plans, notifier } = slackServices(ctx, def);
+  const { plans } = slackServices(ctx, def);
   const startedAt = new Date();
+  const first = await approvedPlan(plans, data, def, startedAt);
+  if ('report' in first) return first.report;
+  // One run at a time: an earlier run's lease must lapse (or be given up) before this one acts.
+  const lease = await plans.lease(data.planId, { ttlMs: ctx.job?.lockDurationMs ?? REPAIR_LOCK.lockDurationMs, ...(ctx.job?.lock ? { jobLock: ctx.job.lock } : {}) });
+  try {
+    // Read again under the lease: the run this one waited for may have finished the plan.
+    const current = await approvedPlan(plans, data, def, startedAt);
+    if ('report' in current) return current.report;
+    return await executeLeased(ctx, data, def, current.stored, lease, startedAt);
+  } finally {
+    await lease.release().catch(() => undefined);
+  }
+}
+
+/** The stored plan, if it is this job's and still to be run; else the report that says why not (or what it did). */
+async function approvedPlan(plans: PlanStore, data: ExecuteJobData, def: RepairDefinition, startedAt: Date): Promise<{ stored: StoredPlan } | { report: Report }> {
   const stored = await plans.get(data.planId);
   if (!stored) {
     throw new ChatopsError('GUARD_REFUSED', `plan ${data.planId} is no longer stored, so it was not run`, { hint: `Run /maas ${def.kind} ${data.target} again` });
@@ -129,25 +160,37 @@ async function executeApproved(ctx: JobContext, data: ExecuteJobData, def: Repai
   if (plan.kind !== def.kind || plan.target !== data.target) {
     throw new ChatopsError('GUARD_REFUSED', `plan ${plan.id} is a ${plan.kind} plan for ${plan.target}, not ${def.kind} ${data.target}`);
   }
-  const ref = messageRef(stored);
-  const thread = (text: string) => (ref ? notifier.postInThread(ref, text) : Promise.resolve());
   if ((stored.state === 'done' || stored.state === 'failed') && stored.results) {
     // A retry after the run finished (its summary could not be posted): report the run, do not repeat it.
     const stepResults = stored.results.slice(0, plan.steps.length);
-    return planReport(plan, startedAt, stored.results, resultsVerdict(plan, stepResults));
+    return { report: planReport(plan, startedAt, stored.results, resultsVerdict(plan, stepResults)) };
   }
   if (stored.state !== 'approved' && stored.state !== 'executing') {
     const detail = `not run: the plan is ${stored.state}, not approved`;
-    return planReport(plan, startedAt, refuseAll(plan, detail), `${def.kind} ${plan.target}: ${detail}`);
+    return { report: planReport(plan, startedAt, refuseAll(plan, detail), `${def.kind} ${plan.target}: ${detail}`) };
   }
-  const journal = plans.journal(plan.id);
+  return { stored };
+}
+
+/** The run proper, under this run's lease: every journal write, external write and Slack post is fenced by it. */
+async function executeLeased(ctx: JobContext, data: ExecuteJobData, def: RepairDefinition, stored: StoredPlan, lease: PlanLease, startedAt: Date): Promise<Report> {
+  const { plans, notifier } = slackServices(ctx, def);
+  const plan = stored.plan;
+  const ref = messageRef(stored);
+  const thread = async (text: string) => {
+    await lease.check();
+    if (ref) await notifier.postInThread(ref, text);
+  };
+  const journal = plans.journal(plan.id, lease);
   if (!(await journal.hasBegun())) {
     let fresh: RepairPlan;
     try {
       fresh = await def.plan(ctx, data.target);
     } catch (err) {
+      await lease.check();
       return unmeasurable(ctx, { plans, notifier }, stored, startedAt, err);
     }
+    await lease.check();
     if (fresh.id !== plan.id) return supersede(ctx, { plans, notifier }, stored, fresh, startedAt);
     if (!(await plans.startExecution(plan.id))) {
       const detail = 'not run: the plan is no longer approved (its approval was taken back, or another worker started it)';
@@ -156,11 +199,15 @@ async function executeApproved(ctx: JobContext, data: ExecuteJobData, def: Repai
     await journal.begin();
     await thread(`Re-measured: the world matches the plan. Running ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'} on ${subjectCount(plan.steps)} subject${subjectCount(plan.steps) === 1 ? '' : 's'}, one at a time (approved by <@${stored.decidedBy ?? data.approvedBy}>).`);
   } else {
-    await thread('Resuming after a restart: steps the journal shows done are not repeated.');
+    // Only a run holding the lease gets here, and only after the run before it stopped or lapsed.
+    await thread('Resuming after a restart: steps the journal shows done are not repeated, and a write whose outcome was not recorded is checked in the world, not sent again.');
   }
+  const route: WriteRoute = {};
   const stepResults = await executePlan(plan, {
-    runner: def.runner(ctx, data.target),
+    runner: def.runner({ ...ctx, adapters: fencedAdapters(ctx.adapters, route) }, data.target),
+    route,
     journal,
+    lease,
     maxSubjects: ctx.config.repair.maxSubjects,
     onSubject: async (subject, rs) => {
       await thread(progressLine(subject, rs));
@@ -170,9 +217,10 @@ async function executeApproved(ctx: JobContext, data: ExecuteJobData, def: Repai
   const results = [...stepResults, ...plan.refusals];
   const state = allStepsWent(stepResults) ? 'done' : 'failed';
   const report = planReport(plan, startedAt, results, resultsVerdict(plan, stepResults));
+  await lease.check();
   await plans.setState(plan.id, state, results);
   if (ref) await notifier.updatePlan(ref, planView({ ...stored, state }, { approvers: ctx.config.slack.approvers, report, state }));
-  ctx.log.info({ plan: plan.id, state, outcomes: results.map((r) => r.outcome) }, 'repair plan finished');
+  ctx.log.info({ plan: plan.id, state, outcomes: results.map((r) => r.outcome), token: lease.token }, 'repair plan finished');
   return report;
 }
 

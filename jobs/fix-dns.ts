@@ -4,7 +4,7 @@ import { dnsStepRunner } from '../src/repair/dns-steps.ts';
 import { planDnsRepair } from '../src/repair/dns-planner.ts';
 import { gatherDnsSnapshot } from './dns-check.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
-import { runRepairJob, type RepairDefinition } from './execute-plan.ts';
+import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import type { JobDefinition } from './types.ts';
 
 /** fix-dns: put the running control plane's IPs back on the API server record and align the hash cache (FACTS.md section 1). */
@@ -26,5 +26,6 @@ export const fixDnsRepair: RepairDefinition = {
 /** `/maas fix-dns <cluster>` and `maas-chatops fix-dns <cluster> [--apply]`. */
 export const fixDnsJob: JobDefinition = {
   name: 'fix-dns',
+  lock: REPAIR_LOCK,
   run: (ctx, data) => runRepairJob(ctx, data, fixDnsRepair),
 };

@@ -3,7 +3,7 @@ import { apiUserOf } from '../src/maas/api-user.ts';
 import { macStepRunner } from '../src/repair/mac-steps.ts';
 import { planMacRepair } from '../src/repair/mac-planner.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
-import { runRepairJob, type RepairDefinition } from './execute-plan.ts';
+import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import { gatherMacSnapshot } from './mac-diff.ts';
 import type { JobDefinition } from './types.ts';
 
@@ -26,5 +26,6 @@ export const fixMacsRepair: RepairDefinition = {
 /** `/maas fix-macs <site>` and `maas-chatops fix-macs <site> [--apply]`. */
 export const fixMacsJob: JobDefinition = {
   name: 'fix-macs',
+  lock: REPAIR_LOCK,
   run: (ctx, data) => runRepairJob(ctx, data, fixMacsRepair),
 };

@@ -4,7 +4,7 @@ import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
 import { configRefusal, planResolverRepair, type ResolverRepairInput } from '../src/repair/resolver-planner.ts';
 import { resolverStepRunner } from '../src/repair/resolver-steps.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
-import { runRepairJob, type RepairDefinition } from './execute-plan.ts';
+import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import type { JobContext, JobDefinition } from './types.ts';
 
 /** A fresh resolver-check of the site, as fix-resolver plans from it: dig on the rack for the resolver and the forwarder, and MAAS's subnet. */
@@ -34,5 +34,6 @@ export const fixResolverRepair: RepairDefinition = {
 /** `/maas fix-resolver <site>` and `maas-chatops fix-resolver <site> [--apply]`. */
 export const fixResolverJob: JobDefinition = {
   name: 'fix-resolver',
+  lock: REPAIR_LOCK,
   run: (ctx, data) => runRepairJob(ctx, data, fixResolverRepair),
 };

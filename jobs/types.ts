@@ -4,6 +4,7 @@ import type { Logger } from '../src/log.ts';
 import type { Notifier, ReplyTarget } from '../src/notifier.ts';
 import type { PlanStore } from '../src/repair/plan-store.ts';
 import type { AuditLog } from '../src/audit/audit-log.ts';
+import type { JobLock } from '../src/repair/plan-lease.ts';
 import type { Report } from '../src/report.ts';
 
 export interface JobContext {
@@ -17,6 +18,8 @@ export interface JobContext {
   notifier?: Notifier;
   /** The audit trail: repair steps are recorded here. Absent in the CLI. */
   audit?: AuditLog;
+  /** Under a BullMQ worker: this run's job lock and how long it lasts (a repair's lease follows it). */
+  job?: { lock?: JobLock; lockDurationMs: number };
 }
 
 /** Job data as stored in Redis (clear text): names and Slack ids only, never a secret. */
@@ -27,8 +30,17 @@ export interface JobData {
   [key: string]: unknown;
 }
 
+/** BullMQ's lock settings for a job kind whose runs are long (the repairs); see docs/operations.md. */
+export interface LockTuning {
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  maxStalledCount: number;
+}
+
 export interface JobDefinition {
   name: string;
+  /** Absent: BullMQ's defaults (30 s lock, checked every 30 s, failed after one stall). */
+  lock?: LockTuning;
   /** Returns one report per target (a target of `all` gives several). */
   run(ctx: JobContext, data: JobData): Promise<Report[]>;
 }

@@ -7,6 +7,13 @@ export interface RedisHandle {
   /** Set when we started our own redis-server. */
   child?: ChildProcess;
   stop(): Promise<void>;
+  /** SIGKILL: what a crash does; with AOF on, what was fsynced survives into the next start. */
+  kill?(): Promise<void>;
+}
+
+export interface PrivateRedisOptions {
+  /** Persist with AOF (appendfsync always) in this directory, so that a restart on the same port and directory gets the data back. */
+  appendOnlyDir?: string;
 }
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
@@ -37,10 +44,11 @@ export function hasRedisServer(env: NodeJS.ProcessEnv = process.env): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore', env }).status === 0;
 }
 
-/** Starts a throwaway redis-server on a free (or the given) loopback port, without persistence. */
-export async function startPrivateRedis(requestedPort?: number): Promise<RedisHandle> {
+/** Starts a throwaway redis-server on a free (or the given) loopback port, without persistence unless asked. */
+export async function startPrivateRedis(requestedPort?: number, options: PrivateRedisOptions = {}): Promise<RedisHandle> {
   const port = requestedPort ?? (await freePort());
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], {
+  const persistence = options.appendOnlyDir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.appendOnlyDir] : ['--appendonly', 'no'];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--maxmemory-policy', 'noeviction'], {
     stdio: 'ignore',
   });
   const url = `redis://127.0.0.1:${port}`;
@@ -48,16 +56,13 @@ export async function startPrivateRedis(requestedPort?: number): Promise<RedisHa
     if (await redisAnswers(url, 200)) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  return {
-    url,
-    child,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    await exited;
   };
+  return { url, child, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
 }
 
 /** REDIS_URL when Redis answers there; else a private redis-server; else null. */

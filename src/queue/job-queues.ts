@@ -84,7 +84,7 @@ export class JobQueues {
     assertNoSecret(data, this.redact);
     const dedup = this.deduplicates(jobName, options);
     // The id is chosen here, not by Redis: asking again after a lost connection cannot add a second job.
-    const id = options.jobId ?? randomUUID();
+    const id = options.jobId ?? executionJobId(data) ?? randomUUID();
     const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS, jobId: id };
     if (options.attempts) opts.attempts = options.attempts;
     if (!dedup) return this.#answered(async () => ({ id: (await this.#add(jobName, data, opts)).id ?? id }));
@@ -193,6 +193,16 @@ export class JobQueues {
   async close(): Promise<void> {
     await Promise.all([...this.#queues.values()].map((q) => q.close()));
   }
+}
+
+/**
+ * The execute phase of an approved repair has a job id of its own making: queued twice for one
+ * approval (a retried enqueue, a redelivered click), BullMQ keeps one job. A plan approved again
+ * after its approval was undone gets a new id, since its approval time differs.
+ */
+export function executionJobId(data: JobData): string | undefined {
+  if (data.phase !== 'execute' || typeof data.planId !== 'string' || !data.planId) return undefined;
+  return `execute-${data.planId}-${typeof data.approvedAt === 'number' ? data.approvedAt : 0}`;
 }
 
 /** Job data is stored in clear text in Redis: refuse anything the redactor would change. */

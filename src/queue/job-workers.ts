@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobContext, JobData, JobDefinition } from '../../jobs/types.ts';
+import type { JobContext, JobData, JobDefinition, LockTuning } from '../../jobs/types.ts';
 import { ChatopsError, describeError } from '../errors.ts';
 import type { Notifier, ReplyTarget } from '../notifier.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
+import { isLeaseError } from '../repair/plan-lease.ts';
 import { worstStatus, type Report, type Status } from '../report.ts';
 import { CheckDedup, DEDUP_GROUP_FIELD, postTargets } from './dedup.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
@@ -22,7 +23,12 @@ export interface WorkerOptions {
   concurrencyByJob?: Readonly<Record<string, number>>;
   /** Called once per run with its worst status (or `failed` when it threw) and its duration (the metrics). */
   onJobDone?: (jobName: string, outcome: Status | 'failed', seconds: number) => void;
+  /** Replaces the lock tuning of every job kind that declares one (tests and benches shrink it). */
+  lockOverride?: LockTuning;
 }
+
+/** BullMQ's default lock duration, for kinds that declare no tuning. */
+const DEFAULT_LOCK_MS = 30_000;
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -36,18 +42,25 @@ function isPermanent(err: unknown): boolean {
 
 export function processorFor(definition: JobDefinition, options: WorkerOptions) {
   const dedup = new CheckDedup(options.connection, options.prefix ?? DEFAULT_PREFIX);
-  return async (job: Job<JobData>): Promise<Report[]> => {
+  const lockDurationMs = lockOf(definition, options)?.lockDurationMs ?? DEFAULT_LOCK_MS;
+  return async (job: Job<JobData>, token?: string): Promise<Report[]> => {
     const log = options.context.log.child({ jobId: job.id, job: definition.name, target: job.data.target, user: job.data.requestedBy });
+    const run = token ? { job: { lock: { key: `${job.queueQualifiedName}:${job.id}:lock`, token }, lockDurationMs } } : {};
     const group = groupOf(job);
     if (group) await dedup.markStarted(definition.name, job.data.target, group);
     let reports: Report[];
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {
-      reports = redactDeep(await definition.run({ ...options.context, log }, job.data), options.redact);
+      reports = redactDeep(await definition.run({ ...options.context, log, ...run }, job.data), options.redact);
       options.onJobDone?.(definition.name, worstStatus(reports.map((r) => r.status)), seconds());
     } catch (err) {
       options.onJobDone?.(definition.name, 'failed', seconds());
+      if (isLeaseError(err)) {
+        // Another run has (or will take) this repair: it posts; this one says nothing more.
+        log.warn({ err: describeError(err) }, 'run stopped: it no longer holds the plan');
+        throw err;
+      }
       log.warn({ err: describeError(err) }, 'job failed');
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (isPermanent(err) || lastAttempt) {
@@ -87,17 +100,22 @@ function groupOf(job: Job<JobData>): string | undefined {
   return typeof group === 'string' && group ? group : undefined;
 }
 
+function lockOf(definition: JobDefinition, options: WorkerOptions): LockTuning | undefined {
+  return definition.lock ? (options.lockOverride ?? definition.lock) : undefined;
+}
+
 export function startJobWorkers(options: WorkerOptions): RunningWorkers {
-  const workers = [...options.jobs.values()].map(
-    (definition) =>
-      new Worker(queueNameFor(definition.name), processorFor(definition, options), {
-        connection: options.connection,
-        prefix: options.prefix ?? DEFAULT_PREFIX,
-        concurrency: options.concurrencyByJob?.[definition.name] ?? options.concurrency ?? 4,
-        // Shows in each job's processedBy: which process ran it, when several share one Redis.
-        name: `${hostname()}:${process.pid}`,
-      }),
-  );
+  const workers = [...options.jobs.values()].map((definition) => {
+    const lock = lockOf(definition, options);
+    return new Worker(queueNameFor(definition.name), processorFor(definition, options), {
+      connection: options.connection,
+      prefix: options.prefix ?? DEFAULT_PREFIX,
+      concurrency: options.concurrencyByJob?.[definition.name] ?? options.concurrency ?? 4,
+      // Shows in each job's processedBy: which process ran it, when several share one Redis.
+      name: `${hostname()}:${process.pid}`,
+      ...(lock ? { lockDuration: lock.lockDurationMs, stalledInterval: lock.stalledIntervalMs, maxStalledCount: lock.maxStalledCount } : {}),
+    });
+  });
   for (const w of workers) w.on('error', (err) => options.context.log.error({ err: describeError(err) }, 'worker error'));
   return {
     workers,

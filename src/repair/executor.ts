@@ -1,12 +1,21 @@
 import { describeError } from '../errors.ts';
 import type { PlanStep, StepOutcome, StepResult } from '../report.ts';
 import type { Journal } from './journal.ts';
+import { isLeaseError, LeaseLostError, type PlanLease } from './plan-lease.ts';
 import { stepsBySubject, subjectCount, type RepairPlan } from './plan.ts';
+import { stepWriter, type WriteGuard, type WriteRoute } from './write-guard.ts';
 
 export interface StepContext {
   planId: string;
-  /** The journal says this step was started before and never finished: check what it did before acting. */
+  /** An earlier run sent (or may have sent) a write of this step and did not finish it: read what it did before acting. */
   resumed: boolean;
+  /**
+   * Every external write of the step goes through here (MAAS and kube writes do so by themselves
+   * through the fenced adapters; an SSH command that changes something calls it): fenced by the
+   * lease, journaled before and after, and never sent again after an earlier run's unproven send
+   * unless it is idempotent.
+   */
+  write: WriteGuard;
 }
 
 /** Carries out one kind of step: reads first, acts only if needed, reads back. Never throws for MAAS answers. */
@@ -22,6 +31,10 @@ export interface ExecuteOptions {
   /** After each subject: for progress in the plan's thread. */
   onSubject?: (subject: string, results: StepResult[]) => Promise<void>;
   now?: () => number;
+  /** This run's lease: checked before every write and every progress post; the journal given must be fenced by it. */
+  lease?: PlanLease;
+  /** Where the fenced adapters the runner was built with find the current step's write guard. */
+  route?: WriteRoute;
 }
 
 /** A step that undoes the state change of an earlier one, so it runs even after a failure. */
@@ -60,11 +73,20 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
         if (entry.result.outcome !== 'verified') stoppedAt ??= entry.result;
         continue;
       }
-      await options.journal.set(index, { state: 'started', at: now() });
+      const writer = stepWriter({ journal: options.journal, index, entry: entry?.state === 'started' ? entry : undefined, token: options.lease?.token ?? 0, at: now });
+      await options.journal.set(index, writer.entry());
       touched.add(step.action);
-      const outcome = await runStep(options.runner, step, { planId: plan.id, resumed: entry?.state === 'started' });
+      if (options.route) options.route.current = writer.write;
+      let outcome: { outcome: StepOutcome; detail: string };
+      try {
+        outcome = await runStep(options.runner, step, { planId: plan.id, resumed: writer.resumed, write: writer.write });
+      } finally {
+        if (options.route) options.route.current = undefined;
+      }
+      // A runner turns a failed write into an outcome; a lost lease must stop the run all the same.
+      if (options.lease?.lost) throw new LeaseLostError(plan.id, 'lost during the step');
       const stepResult = result(step, outcome.outcome, outcome.detail);
-      await options.journal.set(index, { state: 'done', at: now(), result: stepResult });
+      await options.journal.set(index, { state: 'done', at: now(), result: stepResult, writes: writer.entry().writes ?? [] });
       subjectResults.push(stepResult);
       if (outcome.outcome !== 'verified') {
         stoppedAt ??= stepResult;
@@ -72,6 +94,7 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
       }
     }
     results.push(...subjectResults);
+    await options.lease?.check();
     await options.onSubject?.(group.subject, subjectResults);
   }
   return results;
@@ -81,6 +104,7 @@ async function runStep(runner: StepRunner, step: PlanStep, context: StepContext)
   try {
     return await runner.run(step, context);
   } catch (err) {
+    if (isLeaseError(err)) throw err;
     return { outcome: 'failed', detail: describeError(err) };
   }
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Report, StepResult } from '../report.ts';
 import type { Journal, JournalEntry } from './journal.ts';
+import { acquirePlanLease, type JobLock, type PlanLease } from './plan-lease.ts';
 import type { RepairPlan } from './plan.ts';
 
 /**
@@ -52,7 +53,10 @@ export interface PlanStore {
   setState(id: string, state: PlanState, results?: StepResult[]): Promise<void>;
   recordRefusal(id: string, refusal: Refusal): Promise<void>;
   refusals(id: string): Promise<Refusal[]>;
-  journal(id: string): Journal;
+  /** The plan's journal; given this run's lease, every write to it is fenced by the lease. */
+  journal(id: string, lease?: PlanLease): Journal;
+  /** Takes the plan's execution lease (see plan-lease.ts), waiting for an earlier run's to lapse. */
+  lease(id: string, options: { ttlMs: number; jobLock?: JobLock; waitMs?: number }): Promise<PlanLease>;
 }
 
 /** How long a decided plan, its refusals and its journal are kept: for audit and resumes. */
@@ -113,6 +117,9 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
   const planKey = (id: string) => `${base}:plan:${id}`;
   const refusalsKey = (id: string) => `${base}:plan:${id}:refusals`;
   const journalKey = (id: string) => `${base}:plan:${id}:journal`;
+  // Never deleted with the plan: a token must never be handed out twice for one plan id.
+  const fenceKey = (id: string) => `${base}:plan:${id}:fence`;
+  const leaseKey = (id: string) => `${base}:plan:${id}:lease`;
 
   async function get(id: string): Promise<StoredPlan | null> {
     const h = await redis.hgetall(planKey(id));
@@ -172,13 +179,16 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
     async refusals(id) {
       return (await redis.lrange(refusalsKey(id), 0, -1)).map((s) => JSON.parse(s) as Refusal);
     },
-    journal(id) {
-      return redisJournal(redis, journalKey(id));
+    journal(id, lease) {
+      return redisJournal(redis, journalKey(id), lease);
+    },
+    lease(id, options) {
+      return acquirePlanLease(redis, { planId: id, leaseKey: leaseKey(id), fenceKey: fenceKey(id), keepMs: KEEP_MS, ...options });
     },
   };
 }
 
-function redisJournal(redis: Redis, key: string): Journal {
+function redisJournal(redis: Redis, key: string, lease: PlanLease | undefined): Journal {
   return {
     async begin() {
       const first = (await redis.hsetnx(key, 'begun', String(Date.now()))) === 1;
@@ -193,7 +203,8 @@ function redisJournal(redis: Redis, key: string): Journal {
       return raw ? (JSON.parse(raw) as JournalEntry) : undefined;
     },
     async set(index, entry) {
-      await redis.hset(key, `step:${index}`, JSON.stringify(entry));
+      if (lease) await lease.checkAndSet(key, `step:${index}`, JSON.stringify(entry));
+      else await redis.hset(key, `step:${index}`, JSON.stringify(entry));
     },
   };
 }

@@ -82,7 +82,7 @@ async function installForwarder(site: SiteConfig, rack: RackConfig, adapters: Ad
       };
     }
     const timeoutMs = options.installTimeoutMs ?? 120_000;
-    const result = await session.exec(forwarderInstallCommand(configured), { timeoutMs });
+    const result = await context.write('rack.forwarderInstall', () => session.exec(forwarderInstallCommand(configured), { timeoutMs }));
     if (result.timedOut) return { outcome: 'failed', detail: `rack.forwarderInstall did not finish within ${Math.round(timeoutMs / 1000)}s on ${session.host}` };
     const said = lastLine(result.stderr) ?? lastLine(result.stdout);
     if (result.code !== 0) {

@@ -109,7 +109,7 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
       detail: stored.plan.verdict,
       planId: stored.plan.id,
     });
-    if (decision === 'approve') await queueExecution(options, click, stored, log);
+    if (decision === 'approve') await queueExecution(options, click, decided, log);
   } catch (err) {
     log.error({ err: describeError(err) }, 'repair decision failed');
     await tellClicker(click, options.redact(`Your ${decision === 'approve' ? 'approval' : 'rejection'} could not be recorded: ${describeError(err)}. Nothing was run; try again in a minute.`), log);
@@ -139,6 +139,7 @@ async function queueExecution(options: ApprovalOptions, click: Click, stored: St
     approvedBy: click.user,
     phase: 'execute',
     planId: stored.plan.id,
+    ...(stored.decidedAt ? { approvedAt: stored.decidedAt } : {}),
     reply: { channel: stored.channel, ...(threadTs ? { threadTs } : {}) },
   };
   try {

@@ -41,8 +41,9 @@ const notifier: Notifier = {
 };
 const plans = createPlanStore(redis, { prefix: required('CRASH_PREFIX') });
 const job = (env.CRASH_JOB ?? 'fix-macs') === 'fix-resolver' ? fixResolverJob : fixMacsJob;
+// A short lease, so that the run after the SIGKILL takes over within seconds, as the next BullMQ run would after the lock.
 const [report] = await job.run(
-  { config, adapters, log: silentLogger(), plans, notifier },
+  { config, adapters, log: silentLogger(), plans, notifier, job: { lockDurationMs: Number(env.CRASH_LEASE_MS ?? 2_000) } },
   { target: required('CRASH_SITE'), phase: 'execute', planId: required('CRASH_PLAN'), approvedBy: 'U0LEAD2' },
 );
 say(`done: ${JSON.stringify(report?.results?.map((r) => r.outcome))}`);
