@@ -37,6 +37,8 @@ export interface OutageRig {
   killRedis(): Promise<void>;
   /** Starts it again on the same port from its AOF; returns when it answers. */
   restartRedis(): Promise<void>;
+  /** Starts one more worker process's worth of BullMQ workers (its own connection). */
+  addWorker(): void;
   /** Waits until the plan is done or failed. */
   finished(planId: string, timeoutMs: number): Promise<StoredPlan>;
   close(): Promise<void>;
@@ -47,7 +49,7 @@ export interface OutageRigOptions {
   context: Pick<JobContext, 'config' | 'adapters'>;
   /** BullMQ lock tuning for the repair kinds (shrunk, so that an outage of seconds outlasts it). */
   lock: LockTuning;
-  /** How many worker processes to imitate (each its own connection and BullMQ workers); default 2. */
+  /** How many worker processes to imitate at the start (each its own connection and BullMQ workers); default 2. */
   workers?: number;
 }
 
@@ -80,7 +82,7 @@ export async function startOutageRig(options: OutageRigOptions): Promise<OutageR
   };
   const redact = createRedactor([]);
   const running: RunningWorkers[] = [];
-  for (let i = 0; i < (options.workers ?? 2); i++) {
+  const addWorker = () => {
     const connection = connect('worker');
     running.push(
       startJobWorkers({
@@ -94,7 +96,8 @@ export async function startOutageRig(options: OutageRigOptions): Promise<OutageR
         lockOverride: options.lock,
       }),
     );
-  }
+  };
+  for (let i = 0; i < (options.workers ?? 2); i++) addWorker();
   const own = connect('worker');
   const plans = createPlanStore(own, { prefix });
   const queues = new JobQueues(connect('producer'), redact, prefix, 5_000);
@@ -127,6 +130,7 @@ export async function startOutageRig(options: OutageRigOptions): Promise<OutageR
     async restartRedis() {
       redis = await startPrivateRedis(port, { appendOnlyDir: dir });
     },
+    addWorker,
     async finished(planId, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { LockTuning } from '../../jobs/types.ts';
 import { TEST_REDIS_URL } from './redis.ts';
 
 const CHILD = fileURLToPath(new URL('../integration/repair-crash-child.ts', import.meta.url));
@@ -11,14 +12,27 @@ export interface CrashWorker {
   killWhen(ready: () => boolean | Promise<boolean>, what: string, stepMs?: number): Promise<NodeJS.Signals | number | null>;
 }
 
-/** A worker process running the execute phase of an approved repair plan, to be SIGKILLed mid-plan. */
-export function startCrashWorker(options: { configText: string; configEnv: Record<string, string>; prefix: string; planId: string; job: 'fix-macs' | 'fix-resolver'; site: string }): CrashWorker {
+/**
+ * A worker process running the execute phase of an approved repair plan, to be SIGKILLed mid-plan;
+ * given `bullmqLock`, a BullMQ worker (with that lock tuning) that runs the queued execute job instead.
+ */
+export function startCrashWorker(options: {
+  configText: string;
+  configEnv: Record<string, string>;
+  prefix: string;
+  planId: string;
+  job: 'fix-macs' | 'fix-resolver';
+  site: string;
+  redisUrl?: string;
+  bullmqLock?: LockTuning;
+}): CrashWorker {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
     env: {
       ...process.env,
       CRASH_CONFIG: options.configText,
       CRASH_CONFIG_ENV: JSON.stringify(options.configEnv),
-      CRASH_REDIS_URL: TEST_REDIS_URL,
+      CRASH_REDIS_URL: options.redisUrl ?? TEST_REDIS_URL,
+      ...(options.bullmqLock ? { CRASH_MODE: 'worker', CRASH_LOCK: JSON.stringify(options.bullmqLock) } : {}),
       CRASH_PREFIX: options.prefix,
       CRASH_PLAN: options.planId,
       CRASH_JOB: options.job,
