@@ -3,8 +3,12 @@ import type { KubeClient } from '../kube/types.ts';
 import type { MaasClient } from '../maas/types.ts';
 import type { WriteOptions, WriteRoute } from './write-guard.ts';
 
-/** Client methods that only read. Everything else is a write: fenced, journaled, and not idempotent unless listed below. */
-const READS = /^(get|list|find|whoami|powerParameters|close$)/;
+/**
+ * Client methods that only read. Everything else is a write: fenced, journaled, and not idempotent
+ * unless listed below. A read missing here is refused outside a step, which a test shows at once;
+ * a write missing from a list of writes would go unfenced, which nothing would show.
+ */
+const READS = /^(get|list|find)|^(whoami|version|powerParameters|close)$/;
 
 /** Writes whose effect can be read back and that leave the world the same when sent twice. */
 const IDEMPOTENT = new Set(['updateInterfaceMac', 'updateDnsResourceIps', 'updateSubnetDns', 'markFixed', 'setMaasClusterAnnotation']);
