@@ -26,7 +26,8 @@ export interface RepairDefinition {
   targetKind: TargetKind;
   /** Gathers a fresh snapshot and computes the plan. */
   plan(ctx: JobContext, target: string): Promise<RepairPlan>;
-  runner(ctx: JobContext, target: string): StepRunner;
+  /** `progress`: a line for the plan's thread (or the log) while a step waits on something slow. */
+  runner(ctx: JobContext, target: string, progress?: (text: string) => Promise<void>): StepRunner;
 }
 
 /** Job data of the execute phase, queued by the approval handler. */
@@ -68,7 +69,7 @@ async function runInTerminal(ctx: JobContext, data: JobData, def: RepairDefiniti
   ctx.log.info({ plan: plan.id, applier, steps: plan.steps.length }, `${def.kind}: applying`);
   const route: WriteRoute = {};
   const stepResults = await executePlan(plan, {
-    runner: def.runner({ ...ctx, adapters: fencedAdapters(ctx.adapters, route) }, data.target),
+    runner: def.runner({ ...ctx, adapters: fencedAdapters(ctx.adapters, route) }, data.target, async (text) => ctx.log.info({ plan: plan.id }, text)),
     route,
     journal: memoryJournal(),
     maxSubjects: ctx.config.repair.maxSubjects,
@@ -204,7 +205,7 @@ async function executeLeased(ctx: JobContext, data: ExecuteJobData, def: RepairD
   }
   const route: WriteRoute = {};
   const stepResults = await executePlan(plan, {
-    runner: def.runner({ ...ctx, adapters: fencedAdapters(ctx.adapters, route) }, data.target),
+    runner: def.runner({ ...ctx, adapters: fencedAdapters(ctx.adapters, route) }, data.target, thread),
     route,
     journal,
     lease,

@@ -1,5 +1,6 @@
 import type { SiteConfig } from '../src/config.ts';
 import { apiUserOf } from '../src/maas/api-user.ts';
+import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../src/repair/follow-commissioning.ts';
 import { macStepRunner } from '../src/repair/mac-steps.ts';
 import { planMacRepair } from '../src/repair/mac-planner.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
@@ -14,12 +15,20 @@ export const fixMacsRepair: RepairDefinition = {
   plan: async (ctx, site) => {
     const maas = ctx.adapters.maas((ctx.config.sites[site] as SiteConfig).maas);
     const snapshot = await gatherMacSnapshot(ctx, site, { command: 'fix-macs' });
-    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, apiUser: await apiUserOf(maas) });
+    // Which states take an interface edit depends on the version (New from 3.3).
+    const [apiUser, version] = await Promise.all([apiUserOf(maas), maas.version().catch(() => undefined)]);
+    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, apiUser, ...(version ? { maasVersion: version.version } : {}) });
   },
-  runner: (ctx, site) => {
+  runner: (ctx, site, progress) => {
     const region = (ctx.config.sites[site] as SiteConfig).maas;
     const maas = ctx.adapters.maas(region);
-    return adminGuarded(macStepRunner(maas), maas, region, 'fix-macs');
+    const follow = {
+      timeoutMs: ctx.config.repair.commissionTimeoutMs ?? DEFAULT_COMMISSION_TIMEOUT_MS,
+      pollMs: ctx.config.repair.commissionPollMs ?? DEFAULT_COMMISSION_POLL_MS,
+      ...(ctx.clock ? { now: ctx.clock.now, sleep: ctx.clock.sleep } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    };
+    return adminGuarded(macStepRunner(maas, { follow, ...(progress ? { progress } : {}) }), maas, region, 'fix-macs');
   },
 };
 

@@ -20,6 +20,8 @@ export interface JobContext {
   audit?: AuditLog;
   /** Under a BullMQ worker: this run's job lock and how long it lasts (a repair's lease follows it). */
   job?: { lock?: JobLock; lockDurationMs: number };
+  /** Time for long waits (following a commissioning); tests give a fake clock. Default: the real one. */
+  clock?: { now(): number; sleep(ms: number): Promise<void> };
 }
 
 /** Job data as stored in Redis (clear text): names and Slack ids only, never a secret. */

@@ -90,7 +90,15 @@ export const configSchema = z.strictObject({
   schedules: z
     .strictObject({ dns: duration.optional(), resolver: duration.optional(), macs: duration.optional() })
     .default({}),
-  repair: z.strictObject({ maxSubjects: z.number().int().min(1).max(10_000).default(50) }).default({ maxSubjects: 50 }),
+  repair: z
+    .strictObject({
+      maxSubjects: z.number().int().min(1).max(10_000).default(50),
+      /** fix-macs follows a re-commissioning this long (default 40m, above MAAS's 30-minute node_timeout). */
+      commissionTimeout: duration.optional(),
+      /** How often it reads the machine meanwhile (default 15s). */
+      commissionPollInterval: duration.optional(),
+    })
+    .default({ maxSubjects: 50 }),
   audit: z
     .strictObject({
       /** The Redis stream; default `<BullMQ prefix>:audit`. */

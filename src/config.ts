@@ -71,6 +71,14 @@ export interface AuditConfig {
   maxEntries: number;
 }
 
+export interface RepairConfig {
+  maxSubjects: number;
+  /** repair.commissionTimeout: how long fix-macs follows a re-commissioning (default 40 minutes). */
+  commissionTimeoutMs?: number;
+  /** repair.commissionPollInterval (default 15 s). */
+  commissionPollMs?: number;
+}
+
 export interface Config {
   path: string;
   slack: SlackPolicy;
@@ -78,7 +86,7 @@ export interface Config {
   sites: Record<string, SiteConfig>;
   clusters: Record<string, ClusterConfig>;
   schedules: { dns?: number; resolver?: number; macs?: number };
-  repair: { maxSubjects: number };
+  repair: RepairConfig;
   /** Absent in configs built by hand; loadConfig always sets it. */
   audit?: AuditConfig;
   /** The `redis:` block (Sentinel), secrets resolved; the environment's REDIS_URL / REDIS_SENTINELS win over it. */
@@ -279,7 +287,10 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
   if (raw.slack.operators) slack.operators = raw.slack.operators;
   if (raw.slack.permissions) slack.permissions = raw.slack.permissions;
   const audit: AuditConfig = { maxEntries: raw.audit.maxEntries, ...(raw.audit.key ? { key: raw.audit.key } : {}) };
-  const config: Config = { path, slack, maas, sites, clusters, schedules, repair: raw.repair, audit };
+  const repair: RepairConfig = { maxSubjects: raw.repair.maxSubjects };
+  if (raw.repair.commissionTimeout) repair.commissionTimeoutMs = parseDuration(raw.repair.commissionTimeout) as number;
+  if (raw.repair.commissionPollInterval) repair.commissionPollMs = parseDuration(raw.repair.commissionPollInterval) as number;
+  const config: Config = { path, slack, maas, sites, clusters, schedules, repair, audit };
   if (raw.redis) config.redis = buildRedis(raw.redis, r);
   return config;
 }

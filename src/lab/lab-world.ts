@@ -15,6 +15,8 @@ export const LAB_USERS = {
 } as const;
 export const LAB_CHANNELS = { ops: 'C0OPS', alerts: 'C0ALERTS' } as const;
 export const SITE_B_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
+/** How long a lab machine takes to commission (the simulator's model of MAAS; real MAAS takes minutes). */
+export const LAB_COMMISSIONING_MS = 2_500;
 /** site-b's rack.forwarderInstall, as the seed's runbook runs it on the rack. */
 export const SITE_B_FORWARDER_INSTALL = 'sudo /opt/dc/dc-rack-net.sh install';
 
@@ -84,6 +86,8 @@ export async function startLabWorld(): Promise<LabWorld> {
         subnets: [subnet({ id: SITE_B_SUBNET.id, cidr: SITE_B_SUBNET.cidr, name: 'site-b-metal', dns_servers: [], allow_dns: true, allow_proxy: true })],
       }),
       apiKeys: [apiKey],
+      // Commissioning takes seconds here, not minutes: the demo shows it followed to Ready.
+      timing: { commissioningMs: LAB_COMMISSIONING_MS },
     });
     closers.push(() => maas.close());
 
@@ -140,6 +144,7 @@ export async function startLabWorld(): Promise<LabWorld> {
       maas: { 'region-a': { url: maas.url, apiKey: 'env:LAB_MAAS_KEY' } },
       sites,
       clusters,
+      repair: { commissionPollInterval: '1s' },
     });
     const dir = mkdtempSync(join(tmpdir(), 'maas-chatops-lab-'));
     closers.push(() => rmSync(dir, { recursive: true, force: true }));

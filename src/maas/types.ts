@@ -7,6 +7,8 @@ export interface MaasInterface {
   mac_address: string;
   enabled?: boolean;
   links?: unknown[];
+  /** Names of the interfaces a bond, bridge or VLAN is built on. */
+  parents?: string[];
 }
 
 export interface MaasMachine {

@@ -37,14 +37,14 @@ export interface ExecuteOptions {
   route?: WriteRoute;
 }
 
-/** A step that undoes the state change of an earlier one, so it runs even after a failure. */
-const RESTORES: Record<string, string> = { 'mark-fixed': 'mark-broken' };
+/** A step that undoes the state change of an earlier one, so it runs even after a failure (commission, or mark_fixed in older plans, takes a machine out of Broken). */
+const RESTORES: Record<string, string> = { commission: 'mark-broken', 'mark-fixed': 'mark-broken' };
 
 /**
  * Runs an approved plan one subject at a time, each step journaled, and stops at the first step
  * that is not verified. A step the journal shows done is not run again; one it shows started is
  * run with `resumed` so that its runner checks what the earlier call did. After a failure, a
- * subject's restoring step (mark_fixed after our mark_broken) still runs: we never leave a machine Broken.
+ * subject's restoring step (commission after our mark_broken) still runs: we never leave a machine Broken.
  * Returns one result per step; the plan's refusals are the caller's to add.
  */
 export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Promise<StepResult[]> {

@@ -4,6 +4,7 @@
  * maascommon/constants.py NODE_TIMEOUT; status_monitor.py), so the default bound is above that.
  * Reads only: it never commissions, aborts or marks anything.
  */
+import { formatDuration } from '../duration.ts';
 import { describeError } from '../errors.ts';
 import { NODE_STATUS } from '../maas/node-status.ts';
 import type { MaasClient, MaasMachine } from '../maas/types.ts';
@@ -96,8 +97,7 @@ export function statusMessageOf(machine: MaasMachine): string {
 }
 
 function progressOf(machine: MaasMachine, elapsedMs: number): CommissioningProgress {
-  const minutes = Math.floor(elapsedMs / 60_000);
-  const since = elapsedMs < 60_000 ? 'just started' : `for ${minutes} min`;
+  const since = elapsedMs < 1_000 ? 'just started' : `for ${formatDuration(elapsedMs)}`;
   return {
     systemId: machine.system_id,
     hostname: machine.hostname,

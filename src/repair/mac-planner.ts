@@ -1,8 +1,10 @@
-import type { MaasUser } from '../maas/types.ts';
 import { evaluateMacs, type MacSnapshot } from '../checks/macs.ts';
-import type { MaasMachine } from '../maas/types.ts';
+import { normaliseMac } from '../mac.ts';
+import { NODE_STATUS } from '../maas/node-status.ts';
+import { versionAtLeast } from '../maas/maas-version.ts';
+import type { MaasMachine, MaasUser } from '../maas/types.ts';
 import type { Finding, PlanStep, StepResult } from '../report.ts';
-import { BUSY, DIRECT_EDIT, NEVER_MARK_BROKEN, VIA_BROKEN } from './mac-states.ts';
+import { BUSY, DIRECT_EDIT, NEVER_MARK_BROKEN, RESCUE_FAILED, VIA_BROKEN } from './mac-states.ts';
 import { subjectCount, withId, type RepairPlan } from './plan.ts';
 
 export interface MacDriftItem {
@@ -20,6 +22,8 @@ export interface MacPlanOptions {
    * Interface edits and mark_fixed need an admin, mark_broken the machine's owner.
    */
   apiUser?: MaasUser;
+  /** `GET version/`'s version: a New machine takes interface edits only from MAAS 3.3. Unknown: planned as 3.3+. */
+  maasVersion?: string;
 }
 
 export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): RepairPlan {
@@ -38,7 +42,7 @@ export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): R
       refusals.push(refusal(machine, block));
       continue;
     }
-    const machineSteps = stepsFor(machine, items, options.apiUser);
+    const machineSteps = stepsFor(machine, items, options);
     if ('refused' in machineSteps) {
       refusals.push(refusal(machine, machineSteps.refused));
       continue;
@@ -97,20 +101,33 @@ function blockedMachines(findings: readonly Finding[]): Map<string, string> {
   return out;
 }
 
-function stepsFor(machine: MaasMachine, items: MacDriftItem[], apiUser: MaasUser | undefined): { steps: PlanStep[] } | { refused: string } {
+function stepsFor(machine: MaasMachine, items: MacDriftItem[], options: MacPlanOptions): { steps: PlanStep[] } | { refused: string } {
+  const { apiUser } = options;
   const status = machine.status;
   const name = machine.status_name;
   if (apiUser && !apiUser.is_superuser) {
-    return { refused: `the API key's MAAS user ${apiUser.username} is not a MAAS admin, and MAAS lets only admins edit a machine's interfaces (and mark it fixed); use an admin's API key for this region` };
+    return { refused: `the API key's MAAS user ${apiUser.username} is not a MAAS admin, and MAAS lets only admins edit a machine's interfaces and commission it; use an admin's API key for this region` };
+  }
+  if (machine.locked) {
+    return {
+      refused: `${name} and locked in MAAS: MAAS refuses every edit and admin action on a locked machine (403). If its MAC should change, unlock it first (MAAS UI: Take action → Unlock, or POST machines/${machine.system_id}/?op=unlock, by its owner or an admin), then run fix-macs again`,
+    };
   }
   const base = { systemId: machine.system_id, hostname: machine.hostname };
-  const setMacs = (why: string): PlanStep[] =>
-    items.map((item) => ({
+  const setMacs = (why: string): PlanStep[] => [
+    ...items.map((item) => ({
       subject: machine.hostname,
       action: 'set-mac',
       detail: `${item.interface}: ${item.recorded || '(none)'} → ${item.live} (${why})`,
       params: { ...base, interfaceId: item.interfaceId, interface: item.interface, from: item.recorded, to: item.live },
-    }));
+    })),
+    ...childSteps(machine, items, why),
+  ];
+  if (status === NODE_STATUS.NEW && options.maasVersion !== undefined && !versionAtLeast(options.maasVersion, 3, 3)) {
+    return {
+      refused: `New on MAAS ${options.maasVersion}: before 3.3 MAAS takes no interface edit on a New machine (409), and mark_broken needs an owner a New machine does not have. Delete it in MAAS and let it enlist again from its live MAC, or run fix-macs again once the region runs 3.3 or later`,
+    };
+  }
   if (DIRECT_EDIT.has(status)) {
     return { steps: setMacs(`${name}: MAAS takes the interface edit as the machine stands`) };
   }
@@ -123,28 +140,65 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[], apiUser: MaasUser
     };
   }
   if (VIA_BROKEN.has(status)) {
-    if (!machine.owner) {
-      return {
-        refused: `${name} with no owner: MAAS lets only a machine's owner mark it broken (403 otherwise), so the mark_broken → update → mark_fixed cycle cannot run. Have the MAAS user behind the API key acquire it, or update the MAC in the MAAS UI`,
-      };
-    }
-    if (!apiUser) {
-      return { refused: `${name}: the MAAS user behind the API key could not be read (users/?op=whoami), so it is not certain the machine could be marked fixed again after mark_broken; not starting the cycle` };
-    }
-    if (machine.owner !== apiUser.username) {
-      return { refused: `${name}, owned by ${machine.owner}: MAAS lets only the owner mark it broken, and the API key is ${apiUser.username}'s; have ${machine.owner} run it, or update the MAC in the MAAS UI` };
-    }
+    const owner = ownerRefusal(machine, apiUser);
+    if (owner) return { refused: owner };
     return {
       steps: [
-        { subject: machine.hostname, action: 'mark-broken', detail: `${name} → Broken, so that MAAS takes the interface edit`, params: { ...base, status: name, owner: machine.owner } },
+        { subject: machine.hostname, action: 'mark-broken', detail: `${name} → Broken, so that MAAS takes the interface edit`, params: { ...base, status: name, owner: machine.owner as string } },
         ...setMacs('while Broken'),
-        { subject: machine.hostname, action: 'mark-fixed', detail: 'Broken → Ready, to be commissioned again', params: base },
+        {
+          subject: machine.hostname,
+          action: 'commission',
+          detail: 'Broken → commissioning, followed until Ready or failed (never left Broken; mark_fixed would make it Ready without a successful commissioning)',
+          params: base,
+        },
       ],
     };
   }
+  if (RESCUE_FAILED.has(status)) {
+    return {
+      refused: `${name}: MAAS keeps previous_status Deployed through rescue mode, so mark_broken → mark_fixed would bring it back as Deployed, but mark_fixed clears its recorded OS and MAAS would call it Deployed while it may still be in the rescue environment. Take it out with exit_rescue_mode (MAAS UI: Take action → Exit rescue mode; an admin action), then run fix-macs again: a Deployed machine takes the MAC edit directly`,
+    };
+  }
   return {
-    refused: `${name}: fix-macs does not change machines in this state (after a failed rescue, mark_broken → mark_fixed would bring a deployed machine back as Ready); update the MAC by hand once the machine is in a state MAAS allows edits in`,
+    refused: `${name}: fix-macs does not change machines in this state; update the MAC by hand once the machine is in a state MAAS allows edits in`,
   };
+}
+
+/** mark_broken needs the machine's owner (api/machines.py); commissioning made whoever started it the owner (models/node.py). */
+function ownerRefusal(machine: MaasMachine, apiUser: MaasUser | undefined): string | null {
+  const name = machine.status_name;
+  if (!machine.owner) {
+    return `${name} with no owner: MAAS lets only a machine's owner mark it broken (403 otherwise), so its interface cannot be edited. An admin can commission it again in MAAS (allowed from Failed commissioning; it makes that admin the owner); it fails again while the boot MAC is wrong, after which fix-macs can take it through mark_broken with that admin's key`;
+  }
+  if (!apiUser) {
+    return `${name}: the MAAS user behind the API key could not be read (users/?op=whoami), so it is not certain the machine could be marked broken and commissioned again; not starting`;
+  }
+  if (machine.owner !== apiUser.username) {
+    return `${name}, owned by ${machine.owner} (commissioning makes whoever started it the owner): MAAS lets only the owner mark it broken, even for an admin, and the API key is ${apiUser.username}'s. Either set this region's apiKey to ${machine.owner}'s key if ${machine.owner} is a MAAS admin, or have ${machine.owner} mark it broken in MAAS (Take action → Mark broken); fix-macs then updates the MAC of the Broken machine, and you commission it`;
+  }
+  return null;
+}
+
+/**
+ * Bonds and bridges keep their own MAC when a member's changes (only a VLAN copies its parent's:
+ * models/interface.py). One that carries a repaired member's old MAC is updated to the member's
+ * live one, in the same state rule as the member.
+ */
+function childSteps(machine: MaasMachine, items: MacDriftItem[], why: string): PlanStep[] {
+  const steps: PlanStep[] = [];
+  for (const child of machine.interface_set) {
+    if (child.type !== 'bond' && child.type !== 'bridge') continue;
+    const member = items.find((item) => child.parents?.includes(item.interface) && normaliseMac(child.mac_address) === normaliseMac(item.recorded));
+    if (!member) continue;
+    steps.push({
+      subject: machine.hostname,
+      action: 'set-mac',
+      detail: `${child.name} (${child.type} over ${child.parents?.join(', ')}): ${child.mac_address} → ${member.live}: it still carries ${member.interface}'s old MAC, and MAAS does not change a ${child.type}'s MAC with its member's (${why})`,
+      params: { systemId: machine.system_id, hostname: machine.hostname, interfaceId: child.id, interface: child.name, from: normaliseMac(child.mac_address) ?? child.mac_address, to: member.live },
+    });
+  }
+  return steps;
 }
 
 function refusal(machine: MaasMachine, detail: string): StepResult {
@@ -157,6 +211,6 @@ function planVerdict(site: string, steps: readonly PlanStep[], refusals: readonl
   const cycles = steps.filter((s) => s.action === 'mark-broken').length;
   const refused = refusals.length ? `; ${refusals.length} machine${refusals.length === 1 ? '' : 's'} left alone (see why)` : '';
   if (!steps.length) return `Nothing to repair at ${site}${refused}: ${checkVerdict}`;
-  const via = cycles ? ` (${cycles} through mark_broken → update → mark_fixed)` : '';
+  const via = cycles ? ` (${cycles} through mark_broken → update → commission)` : '';
   return `Plan: update ${macs} MAC${macs === 1 ? '' : 's'} on ${machines} machine${machines === 1 ? '' : 's'} at ${site}${via}${refused}`;
 }

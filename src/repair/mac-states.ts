@@ -16,14 +16,21 @@ export const DIRECT_EDIT: ReadonlySet<number> = new Set([
 ]);
 
 /**
- * Failed states MAAS lets us take through mark_broken → PUT → mark_fixed without harm (the machine
- * ends Ready, to be commissioned again). Failed deployment, Failed releasing and Failed disk erasing
- * are in MAAS's RELEASABLE_STATUSES: mark_broken would release them and power them off
- * (models/node.py mark_broken → _release). A failed rescue is a deployed machine whose
- * previous_status is the rescue state, so mark_fixed would send it to Ready with its workload on
- * disk. Those are refused and left to a person.
+ * Failed states MAAS lets us take through mark_broken → PUT → commission without harm: the machine
+ * ends Ready only when MAAS commissions it, never by mark_fixed (which would make it Ready, and
+ * allocatable, without a successful commissioning: node_action.py MarkFixed refuses exactly that in
+ * the UI). Commission starts from Broken (node_action.py Commission.actionable_statuses). Failed
+ * deployment, Failed releasing and Failed disk erasing are in MAAS's RELEASABLE_STATUSES:
+ * mark_broken would release them and power them off (models/node.py mark_broken → _release).
  */
 export const VIA_BROKEN: ReadonlySet<number> = new Set([NODE_STATUS.FAILED_COMMISSIONING]);
+
+/**
+ * A failed rescue keeps previous_status Deployed (models/signals/nodes.py skips rescue states), so
+ * mark_fixed would restore Deployed, while clearing the recorded OS (models/node.py mark_fixed);
+ * exit_rescue_mode is MAAS's way back (node_action.py ExitRescueMode). Refused with that advice.
+ */
+export const RESCUE_FAILED: ReadonlySet<number> = new Set([NODE_STATUS.FAILED_ENTERING_RESCUE_MODE, NODE_STATUS.FAILED_EXITING_RESCUE_MODE]);
 
 /** MAAS is working on these: any edit is a 409, and breaking them would interrupt the work. */
 export const BUSY: ReadonlySet<number> = new Set([

@@ -17,6 +17,9 @@ describe('npm run lab', () => {
     expect(channel).toContain('API record WIPED, empty-set hash cached');
     expect(channel).toContain('answers SERVFAIL for its own zone maas-internal');
     expect(channel).toContain('9 of 12 machines at site-b have drifted MACs');
+    // site-b's Failed commissioning machine is commissioned again, followed in the thread, and ends Ready.
+    expect(channel).toContain('site-b-node1: commissioning started (Broken → Commissioning); following it until Ready or failed');
+    expect(channel).toMatch(/site-b-node1: ✅ mark-broken verified .* → ✅ set-mac verified .* → ✅ commission verified \(Broken → Commissioning → Ready in \d+s \(read back\): MAAS commissioned it\)/);
   });
 
   it('starts a private redis-server when REDIS_URL does not answer', async () => {

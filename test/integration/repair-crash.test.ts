@@ -13,7 +13,7 @@ import { createPlanStore } from '../../src/repair/plan-store.ts';
 import { startCrashWorker } from '../helpers/crash-worker.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
-// A worker is SIGKILLed between mark_broken and mark_fixed, then the plan runs again: the journal in
+// A worker is SIGKILLed between mark_broken and commission (or while MAAS commissions), then the plan runs again: the journal in
 // (real) Redis makes it resume. Real parts: the MAAS simulator, an SSH VM host, Redis, a child process.
 
 const HOST = '127.0.0.1';
@@ -32,10 +32,10 @@ afterEach(async () => {
 });
 
 describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
-  it('SIGKILL after mark_broken: the restart does not send it again and the machine ends Ready with the live MAC', async () => {
+  it('SIGKILL after mark_broken: the restart does not send it again and the machine is commissioned to Ready with the live MAC', async () => {
     lab = await startMacLab({
       machines: [
-        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: [RECORDED], power: virshPower(HOST, 'site-b-node1') }),
+        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: [RECORDED], live_boot_mac: LIVE, power: virshPower(HOST, 'site-b-node1') }),
         machine({ system_id: 'sb0004', hostname: 'site-b-node4', zone: 'site-b', status: 'Ready', macs: ['52:54:00:b0:00:04'], power: virshPower(HOST, 'site-b-node4') }),
       ],
       sites: [
@@ -53,7 +53,7 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
 
     // Planned, stored and approved, as the Slack path does.
     const plan = await fixMacsRepair.plan(ctx, 'site-b');
-    expect(plan.steps.map((s) => `${s.subject} ${s.action}`)).toEqual(['site-b-node1 mark-broken', 'site-b-node1 set-mac', 'site-b-node1 mark-fixed', 'site-b-node4 set-mac']);
+    expect(plan.steps.map((s) => `${s.subject} ${s.action}`)).toEqual(['site-b-node1 mark-broken', 'site-b-node1 set-mac', 'site-b-node1 commission', 'site-b-node4 set-mac']);
     await plans.create({ plan, report: planReport(plan, new Date()), requester: 'U0OPS1', channel: 'C0OPS', now: Date.now(), ttlMs: 60_000 });
     await plans.setMessage(plan.id, '1700000000.000100');
     expect(await plans.decide(plan.id, 'approved', 'U0LEAD2', Date.now())).toEqual({ ok: true });
@@ -65,10 +65,10 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
     const killedBy = await worker.killWhen(() => Boolean(lab?.maas.calls.some((c) => c.op === 'mark_broken' && c.status === 200)), 'mark_broken');
     expect(killedBy).toBe('SIGKILL');
 
-    // Killed between the two: Broken, mark_fixed never sent.
+    // Killed between the two: Broken, commission never sent.
     const node1 = () => lab?.maas.state.machines.find((m) => m.system_id === 'sb0001');
     expect(node1()?.status).toBe(NODE_STATUS.BROKEN);
-    expect(lab.maas.calls.filter((c) => c.op === 'mark_fixed')).toEqual([]);
+    expect(lab.maas.calls.filter((c) => c.op === 'commission')).toEqual([]);
     expect(await plans.journal(plan.id).hasBegun()).toBe(true);
 
     // The restart: the same job, the same journal.
@@ -85,13 +85,14 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
     expect(report?.results?.map((r) => `${r.subject} ${r.action} ${r.outcome}`)).toEqual([
       'site-b-node1 mark-broken verified',
       'site-b-node1 set-mac verified',
-      'site-b-node1 mark-fixed verified',
+      'site-b-node1 commission verified',
       'site-b-node4 set-mac verified',
     ]);
 
     const calls = lab.maas.calls;
     expect(calls.filter((c) => c.op === 'mark_broken')).toHaveLength(1);
-    expect(calls.filter((c) => c.op === 'mark_fixed')).toHaveLength(1);
+    expect(calls.filter((c) => c.op === 'commission')).toHaveLength(1);
+    expect(calls.filter((c) => c.op === 'mark_fixed')).toEqual([]);
     expect(calls.filter((c) => c.method === 'PUT' && c.path.includes('/sb0001/'))).toHaveLength(1);
     expect(calls.filter((c) => c.method === 'PUT' && c.path.includes('/sb0004/'))).toHaveLength(1);
     expect(node1()).toMatchObject({ status: NODE_STATUS.READY });
@@ -104,5 +105,45 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
     const [again] = await fixMacsJob.run({ ...ctx, plans, notifier }, { target: 'site-b', phase: 'execute', planId: plan.id, approvedBy: 'U0LEAD2' });
     expect(again?.results).toEqual(report?.results);
     expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toHaveLength(writes);
+  }, 60_000);
+
+  it('SIGKILL while MAAS commissions: the restart reads the machine and follows it to Ready; commission is sent once', async () => {
+    lab = await startMacLab({
+      machines: [machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: [RECORDED], live_boot_mac: LIVE, power: virshPower(HOST, 'site-b-node1') })],
+      sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains: [{ name: 'site-b-node1', nics: [{ mac: LIVE }] }] } }] }],
+      // MAAS takes a while to commission: the worker is killed while it does.
+      maasTiming: { commissioningMs: 1_500 },
+    });
+    prefix = freshPrefix('repair-crash');
+    redis = createRedis(TEST_REDIS_URL, 'worker');
+    const plans = createPlanStore(redis, { prefix });
+    const ctx: JobContext = { config: { ...lab.config, repair: { ...lab.config.repair, commissionPollMs: 100 } }, adapters: lab.adapters, log: silentLogger() };
+    const plan = await fixMacsRepair.plan(ctx, 'site-b');
+    await plans.create({ plan, report: planReport(plan, new Date()), requester: 'U0OPS1', channel: 'C0OPS', now: Date.now(), ttlMs: 60_000 });
+    await plans.setMessage(plan.id, '1700000000.000100');
+    expect(await plans.decide(plan.id, 'approved', 'U0LEAD2', Date.now())).toEqual({ ok: true });
+
+    lab.maas.resetCalls();
+    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix, planId: plan.id, job: 'fix-macs', site: 'site-b' });
+    const killedBy = await worker.killWhen(() => Boolean(lab?.maas.calls.some((c) => c.op === 'commission' && c.status === 200)), 'commission');
+    expect(killedBy).toBe('SIGKILL');
+    const node1 = () => lab?.maas.state.machines.find((m) => m.system_id === 'sb0001');
+    expect(node1()?.status).toBe(NODE_STATUS.COMMISSIONING);
+
+    const thread: string[] = [];
+    const notifier: Notifier = {
+      postReports: async () => undefined,
+      postError: async () => undefined,
+      postPlan: async (t) => ({ channel: t.channel, ts: '1' }),
+      updatePlan: async () => undefined,
+      postInThread: async (_r, text) => void thread.push(text),
+    };
+    const [report] = await fixMacsJob.run({ ...ctx, plans, notifier }, { target: 'site-b', phase: 'execute', planId: plan.id, approvedBy: 'U0LEAD2' });
+    expect(report?.results?.map((r) => `${r.action} ${r.outcome}`)).toEqual(['mark-broken verified', 'set-mac verified', 'commission verified']);
+    expect(lab.maas.calls.filter((c) => c.op === 'commission')).toHaveLength(1);
+    expect(lab.maas.calls.filter((c) => c.op === 'mark_broken')).toHaveLength(1);
+    expect(node1()).toMatchObject({ status: NODE_STATUS.READY, owner: null });
+    expect(thread).toContain('site-b-node1: Commissioning since before the restart; following it (commission is not sent again)');
+    expect((await plans.get(plan.id))?.state).toBe('done');
   }, 60_000);
 });

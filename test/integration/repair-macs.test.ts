@@ -22,8 +22,12 @@ afterEach(async () => {
   lab = undefined;
 });
 
-const ctxOf = (l: MacLab): JobContext => ({ config: l.config, adapters: l.adapters, log: silentLogger() });
+/** One fake clock for MAAS and the repair: sleeping advances it, so MAAS's 30 minutes pass at once. */
+let clockMs = 0;
+const clock = { now: () => clockMs, sleep: async (ms: number) => void (clockMs += ms) };
+const ctxOf = (l: MacLab): JobContext => ({ config: l.config, adapters: l.adapters, log: silentLogger(), clock });
 const maasOf = (l: MacLab): MaasClient => l.adapters.maas('region-a');
+const runnerOf = (l: MacLab, progress?: (text: string) => void) => macStepRunner(maasOf(l), { follow: { now: clock.now, sleep: clock.sleep }, ...(progress ? { progress } : {}) });
 
 /** Writes (POST ops and PUTs) against one machine, as `op` or `PUT`. */
 function writesTo(calls: readonly MaasSimCall[], systemId: string): string[] {
@@ -33,13 +37,27 @@ function writesTo(calls: readonly MaasSimCall[], systemId: string): string[] {
 }
 
 /** One VM host; each machine's domain is named after it and holds `live`. */
-async function labWith(entries: { id: string; status: string; recorded: string; live: string; owner?: string | null }[]): Promise<MacLab> {
+async function labWith(entries: { id: string; status: string; recorded: string; live: string; owner?: string | null; locked?: boolean }[], timing?: { statusMonitor?: boolean; commissioningMs?: number }): Promise<MacLab> {
   const domains: VmDomain[] = entries.map((e) => ({ name: `dom-${e.id}`, nics: [{ mac: e.live }] }));
+  clockMs = 0;
   return startMacLab({
     machines: entries.map((e) =>
-      machine({ system_id: e.id, hostname: `${e.id}-vm`, zone: 'site-b', status: e.status, macs: [e.recorded], power: virshPower(HOST, `dom-${e.id}`), ...(e.owner !== undefined ? { owner: e.owner } : {}) }),
+      machine({
+        system_id: e.id,
+        hostname: `${e.id}-vm`,
+        zone: 'site-b',
+        status: e.status,
+        macs: [e.recorded],
+        // The VM PXE-boots from its live NIC: MAAS commissions it only once it records that MAC.
+        live_boot_mac: e.live,
+        power: virshPower(HOST, `dom-${e.id}`),
+        ...(e.owner !== undefined ? { owner: e.owner } : {}),
+        ...(e.locked ? { locked: true } : {}),
+      }),
     ),
     sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains } }] }],
+    maasClock: clock.now,
+    ...(timing ? { maasTiming: timing } : {}),
   });
 }
 
@@ -51,8 +69,8 @@ describe('fix-macs against the MAAS simulator (the seed-001 site)', () => {
     const [report] = reports;
     expect(report).toMatchObject({ kind: 'fix-macs', target: 'site-b' });
     expect(report?.results).toBeUndefined();
-    expect(report?.verdict).toBe('Plan: update 10 MACs on 9 machines at site-b (1 through mark_broken → update → mark_fixed)');
-    expect(report?.plan?.steps.filter((s) => s.subject === 'site-b-node1').map((s) => s.action)).toEqual(['mark-broken', 'set-mac', 'mark-fixed']);
+    expect(report?.verdict).toBe('Plan: update 10 MACs on 9 machines at site-b (1 through mark_broken → update → commission)');
+    expect(report?.plan?.steps.filter((s) => s.subject === 'site-b-node1').map((s) => s.action)).toEqual(['mark-broken', 'set-mac', 'commission']);
     expect(report?.plan?.steps.filter((s) => s.subject === 'site-b-node2').map((s) => s.action)).toEqual(['set-mac']);
     expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
     expect(exitCodeFor(reports)).toBe(1);
@@ -70,8 +88,8 @@ describe('fix-macs against the MAAS simulator (the seed-001 site)', () => {
 
     const calls = lab.maas.calls;
     const live = (n: number, nic = 0) => `52:54:00:${(0x80 + n).toString(16)}:${(0x40 + nic).toString(16)}:${((0x17 * n) & 0xff).toString(16).padStart(2, '0')}`;
-    // Failed commissioning: mark_broken → PUT → mark_fixed, each once, in that order.
-    expect(writesTo(calls, 'sb0001')).toEqual(['mark_broken 200', `PUT ${live(1)} 200`, 'mark_fixed 200']);
+    // Failed commissioning: mark_broken → PUT → commission, each once, in that order; never mark_fixed.
+    expect(writesTo(calls, 'sb0001')).toEqual(['mark_broken 200', `PUT ${live(1)} 200`, 'commission 200']);
     const markBroken = calls.find((c) => c.op === 'mark_broken');
     expect(markBroken?.form.comment?.[0]).toMatch(/^maas-chatops plan [0-9a-f]{16}: /);
     // Deployed: the PUT alone; mark_broken never reaches it (it would release and power it off).
@@ -110,7 +128,7 @@ describe('fix-macs executor guards against MAAS', () => {
     // Between approval and its turn, MAAS starts commissioning m2: MAAS answers its PUT with 409.
     const m2 = lab.maas.state.machines.find((m) => m.system_id === 'm2');
     if (m2) m2.status = NODE_STATUS.COMMISSIONING;
-    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 50 });
     expect(results.map((r) => [r.subject, r.outcome])).toEqual([
       ['m1-vm', 'verified'],
       ['m2-vm', 'failed'],
@@ -122,27 +140,32 @@ describe('fix-macs executor guards against MAAS', () => {
     expect(lab.maas.state.machines.find((m) => m.system_id === 'm3')?.interfaces[0]?.mac_address).toBe('52:54:00:00:00:03');
   });
 
-  it('a failure after mark_broken still runs mark_fixed: the machine is never left Broken', async () => {
+  it('a failure after mark_broken still runs commission: the machine is never left Broken, and the repeated failure is MAAS\'s own words', async () => {
     lab = await labWith([{ id: 'f2', status: 'Failed commissioning', recorded: '52:54:00:00:00:12', live: '52:54:00:aa:00:12' }]);
     const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     // After approval, someone enlists another node with that live MAC: MAAS refuses the PUT (400).
     lab.maas.state.machines.push({ ...structuredClone(lab.maas.state.machines[0]!), id: 99, system_id: 'dup', hostname: 'dup', interfaces: [{ ...lab.maas.state.machines[0]!.interfaces[0]!, id: 999, mac_address: '52:54:00:aa:00:12' }] });
-    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 50 });
     expect(results.map((r) => [r.action, r.outcome])).toEqual([
       ['mark-broken', 'verified'],
       ['set-mac', 'failed'],
-      ['mark-fixed', 'verified'],
+      ['commission', 'failed'],
     ]);
     expect(results[1]?.detail).toMatch(/answered 400 .*already in use/);
-    expect(writesTo(lab.maas.calls, 'f2')).toEqual(['mark_broken 200', 'PUT 52:54:00:aa:00:12 400', 'mark_fixed 200']);
-    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
+    // The old MAC is still recorded, so the VM PXE-boots as an unknown node and MAAS times it out.
+    expect(results[2]?.detail).toMatch(/^commissioning failed again after 30m: Failed commissioning: Node operation 'Commissioning' timed out after 30 minutes\. It is Failed commissioning, not Broken/);
+    expect(writesTo(lab.maas.calls, 'f2')).toEqual(['mark_broken 200', 'PUT 52:54:00:aa:00:12 400', 'commission 200']);
+    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.FAILED_COMMISSIONING);
   });
 
   it('a machine owned by another MAAS user is refused at planning (whoami), with who should run it, and nothing is sent', async () => {
     lab = await labWith([{ id: 'f1', status: 'Failed commissioning', recorded: '52:54:00:00:00:11', live: '52:54:00:aa:00:11', owner: 'alice' }]);
     const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     expect(plan.steps).toEqual([]);
-    expect(plan.refusals[0]?.detail).toMatch(/owned by alice: MAAS lets only the owner mark it broken, and the API key is admin's/);
+    const detail = plan.refusals[0]?.detail ?? '';
+    expect(detail).toMatch(/owned by alice \(commissioning makes whoever started it the owner\): MAAS lets only the owner mark it broken, even for an admin, and the API key is admin's/);
+    expect(detail).toContain("set this region's apiKey to alice's key if alice is a MAAS admin, or have alice mark it broken in MAAS");
+    expect(detail).not.toMatch(/acquire/);
     expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
   });
 
@@ -150,7 +173,7 @@ describe('fix-macs executor guards against MAAS', () => {
     lab = await labWith([{ id: 'f4', status: 'Failed commissioning', recorded: '52:54:00:00:00:14', live: '52:54:00:aa:00:14' }]);
     const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     lab.maas.state.machines[0]!.owner = 'alice';
-    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 50 });
     expect(results[0]).toMatchObject({ action: 'mark-broken', outcome: 'refused' });
     expect(results.slice(1).map((r) => r.outcome)).toEqual(['skipped', 'skipped']);
     expect(lab.maas.calls.filter((c) => c.method !== 'GET' && c.path.includes('/f4/'))).toEqual([]);
@@ -188,7 +211,7 @@ describe('fix-macs executor guards against MAAS', () => {
       findings: [],
       verdict: 'forged',
     });
-    const results = await executePlan(forged, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    const results = await executePlan(forged, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 50 });
     expect(results[0]).toMatchObject({ outcome: 'refused', detail: expect.stringContaining('would release and power off') });
     expect(lab.maas.calls.filter((c) => c.op === 'mark_broken')).toEqual([]);
     expect(lab.maas.state.machines[0]).toMatchObject({ status: NODE_STATUS.DEPLOYED, power_state: 'on' });
@@ -200,13 +223,13 @@ describe('fix-macs executor guards against MAAS', () => {
       { id: 'b2', status: 'Ready', recorded: '52:54:00:00:00:32', live: '52:54:00:aa:00:32' },
     ]);
     const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
-    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 1 });
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 1 });
     expect(results.map((r) => r.outcome)).toEqual(['refused', 'refused']);
     expect(results[0]?.detail).toMatch(/touches 2 subjects, over the bound of 1/);
     expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
   });
 
-  it('resumes a plan whose mark_broken went through before a crash: not sent again, the machine ends Ready', async () => {
+  it('resumes a plan whose mark_broken went through before a crash: not sent again, the machine is commissioned to Ready', async () => {
     lab = await labWith([{ id: 'r1', status: 'Failed commissioning', recorded: '52:54:00:00:00:41', live: '52:54:00:aa:00:41' }]);
     const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     const journal = memoryJournal();
@@ -214,14 +237,36 @@ describe('fix-macs executor guards against MAAS', () => {
     // The crashed run: mark_broken journaled as started and answered by MAAS, nothing more.
     await journal.set(0, { state: 'started', at: Date.now() });
     await maasOf(lab).markBroken('r1', 'the crashed run');
-    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal, maxSubjects: 50 });
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal, maxSubjects: 50 });
     expect(results.map((r) => r.outcome)).toEqual(['verified', 'verified', 'verified']);
     expect(results[0]?.detail).toMatch(/not sent again/);
-    expect(writesTo(lab.maas.calls, 'r1')).toEqual(['mark_broken 200', 'PUT 52:54:00:aa:00:41 200', 'mark_fixed 200']);
+    expect(writesTo(lab.maas.calls, 'r1')).toEqual(['mark_broken 200', 'PUT 52:54:00:aa:00:41 200', 'commission 200']);
+    expect(lab.maas.state.machines[0]).toMatchObject({ status: NODE_STATUS.READY, owner: null });
+  });
+
+  it('a worker that died while MAAS commissions resumes by reading the machine: it follows, commission is not sent twice', async () => {
+    lab = await labWith([{ id: 'r5', status: 'Failed commissioning', recorded: '52:54:00:00:00:45', live: '52:54:00:aa:00:45' }], { commissioningMs: 10 * 60_000 });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    const journal = memoryJournal();
+    await journal.begin();
+    // The dead run: mark_broken and the PUT done and journaled, commission sent, then the worker died.
+    const first = await executePlan({ ...plan, steps: plan.steps.slice(0, 2) }, { runner: runnerOf(lab), journal, maxSubjects: 50 });
+    expect(first.map((r) => r.outcome)).toEqual(['verified', 'verified']);
+    await journal.set(2, { state: 'started', at: clock.now() });
+    await maasOf(lab).commission('r5');
+    const progress: string[] = [];
+    const results = await executePlan(plan, { runner: runnerOf(lab, (t) => void progress.push(t)), journal, maxSubjects: 50 });
+    expect(results.map((r) => [r.action, r.outcome])).toEqual([
+      ['mark-broken', 'verified'],
+      ['set-mac', 'verified'],
+      ['commission', 'verified'],
+    ]);
+    expect(progress[0]).toBe('r5-vm: Commissioning since before the restart; following it (commission is not sent again)');
+    expect(lab.maas.calls.filter((c) => c.op === 'commission')).toHaveLength(1);
     expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
   });
 
-  it('resumes after a mark_broken journaled "failed" that MAAS had applied: mark_fixed still runs, the machine is not left Broken', async () => {
+  it('resumes after a mark_broken journaled "failed" that MAAS had applied: commission still runs, the machine is not left Broken', async () => {
     lab = await labWith([{ id: 'r2', status: 'Failed commissioning', recorded: '52:54:00:00:00:42', live: '52:54:00:aa:00:42' }]);
     const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
     const journal = memoryJournal();
@@ -229,26 +274,86 @@ describe('fix-macs executor guards against MAAS', () => {
     // The crashed run: mark_broken timed out (journaled failed) although MAAS applied it.
     await maasOf(lab).markBroken('r2', 'the crashed run');
     await journal.set(0, { state: 'done', at: Date.now(), result: { subject: 'r2-vm', action: 'mark-broken', outcome: 'failed', detail: 'timed out' } });
-    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal, maxSubjects: 50 });
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal, maxSubjects: 50 });
     expect(results.map((r) => [r.action, r.outcome])).toEqual([
       ['mark-broken', 'failed'],
       ['set-mac', 'skipped'],
-      ['mark-fixed', 'verified'],
+      ['commission', 'failed'],
     ]);
-    expect(lab.maas.state.machines[0]?.status).not.toBe(NODE_STATUS.BROKEN);
+    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.FAILED_COMMISSIONING);
   });
 
-  it('a mark_fixed answered 502 is sent again after reading the machine: it ends Ready, not left Broken', async () => {
+  it('a commission answered 502 is read before it is sent again: it ends Ready, not left Broken', async () => {
     lab = await labWith([{ id: 'r3', status: 'Failed commissioning', recorded: '52:54:00:00:00:43', live: '52:54:00:aa:00:43' }]);
     const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
-    lab.maas.injectFaults({ status: 502, count: 1, path: /op=mark_fixed/ });
-    const results = await executePlan(plan, { runner: macStepRunner(maasOf(lab)), journal: memoryJournal(), maxSubjects: 50 });
+    lab.maas.injectFaults({ status: 502, count: 1, path: /op=commission/ });
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 50 });
     expect(results.map((r) => [r.action, r.outcome])).toEqual([
       ['mark-broken', 'verified'],
       ['set-mac', 'verified'],
-      ['mark-fixed', 'verified'],
+      ['commission', 'verified'],
     ]);
     expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.READY);
-    expect(writesTo(lab.maas.calls, 'r3').filter((w) => w.startsWith('mark_fixed'))).toEqual(['mark_fixed 502', 'mark_fixed 200']);
+    expect(writesTo(lab.maas.calls, 'r3').filter((w) => w.startsWith('commission'))).toEqual(['commission 502', 'commission 200']);
+  });
+
+  it('a commissioning that hangs is followed up to repair.commissionTimeout, then reported as still Commissioning (not Broken) with what MAAS will do', async () => {
+    lab = await labWith([{ id: 'h1', status: 'Failed commissioning', recorded: '52:54:00:00:00:51', live: '52:54:00:aa:00:51' }], { statusMonitor: false });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    // The VM now PXE-boots from another NIC MAAS does not know, and MAAS's status monitor is not running.
+    lab.maas.state.machines[0]!.live_boot_mac = '52:54:00:cc:00:51';
+    const progress: string[] = [];
+    const results = await executePlan(plan, { runner: runnerOf(lab, (t) => void progress.push(t)), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results[2]).toMatchObject({ action: 'commission', outcome: 'failed' });
+    expect(results[2]?.detail).toBe(
+      'still Commissioning after 40m (repair.commissionTimeout): fix-macs stopped following it. MAAS marks it Failed commissioning itself once its node_timeout passes without hearing from the machine; watch it in MAAS, or abort it there (op=abort)',
+    );
+    expect(progress[0]).toBe('h1-vm: commissioning started (Broken → Commissioning); following it until Ready or failed');
+    // A line when it started and one every 5 minutes, not one per read.
+    expect(progress.length).toBe(10);
+    expect(lab.maas.state.machines[0]?.status).toBe(NODE_STATUS.COMMISSIONING);
+  });
+
+  it('a locked machine is refused in the plan with the reason and the MAAS action that unlocks it; nothing is sent', async () => {
+    lab = await labWith([{ id: 'l1', status: 'Deployed', recorded: '52:54:00:00:00:61', live: '52:54:00:aa:00:61', locked: true }]);
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    expect(plan.steps).toEqual([]);
+    expect(plan.refusals[0]?.detail).toBe(
+      'Deployed and locked in MAAS: MAAS refuses every edit and admin action on a locked machine (403). If its MAC should change, unlock it first (MAAS UI: Take action → Unlock, or POST machines/l1/?op=unlock, by its owner or an admin), then run fix-macs again',
+    );
+    expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
+
+  it('a bond still carrying its repaired member\'s old MAC is reported and updated; a VLAN follows its parent by itself', async () => {
+    const domains: VmDomain[] = [{ name: 'dom-b1', nics: [{ mac: '52:54:00:aa:00:71' }] }];
+    lab = await startMacLab({
+      machines: [
+        machine({
+          system_id: 'b1',
+          hostname: 'b1-vm',
+          zone: 'site-b',
+          status: 'Ready',
+          interfaces: [
+            { name: 'eth0', mac: '52:54:00:00:00:71' },
+            { name: 'bond0', type: 'bond', mac: '52:54:00:00:00:71', parents: ['eth0'] },
+            { name: 'bond0.10', type: 'vlan', mac: '52:54:00:00:00:71', parents: ['bond0'] },
+          ],
+          power: virshPower(HOST, 'dom-b1'),
+        }),
+      ],
+      sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains } }] }],
+    });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    expect(plan.steps.map((s) => s.detail)).toEqual([
+      'eth0: 52:54:00:00:00:71 → 52:54:00:aa:00:71 (Ready: MAAS takes the interface edit as the machine stands)',
+      "bond0 (bond over eth0): 52:54:00:00:00:71 → 52:54:00:aa:00:71: it still carries eth0's old MAC, and MAAS does not change a bond's MAC with its member's (Ready: MAAS takes the interface edit as the machine stands)",
+    ]);
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results.map((r) => r.outcome)).toEqual(['verified', 'verified']);
+    expect(lab.maas.state.machines[0]?.interfaces.map((i) => [i.name, i.mac_address])).toEqual([
+      ['eth0', '52:54:00:aa:00:71'],
+      ['bond0', '52:54:00:aa:00:71'],
+      ['bond0.10', '52:54:00:aa:00:71'],
+    ]);
   });
 });

@@ -70,6 +70,13 @@ describe('config', () => {
     expect(secrets).toEqual(expect.arrayContaining([KEY, 'RACK-PRIVATE-KEY-MATERIAL', 'VM-PRIVATE-KEY-MATERIAL']));
   });
 
+  it('repair.commissionTimeout and commissionPollInterval are durations; absent, the defaults apply where they are used', () => {
+    expect(parse(valid).config.repair).toEqual({ maxSubjects: 50 });
+    const { config } = parse(`${valid}repair: { commissionTimeout: 45m, commissionPollInterval: 30s }\n`);
+    expect(config.repair).toEqual({ maxSubjects: 50, commissionTimeoutMs: 2_700_000, commissionPollMs: 30_000 });
+    expect(errorOf(() => parse(`${valid}repair: { commissionTimeout: forever }\n`)).message).toMatch(/repair\.commissionTimeout: must be a duration/);
+  });
+
   it('never prints a secret value, only its reference', () => {
     const { config } = parse(valid);
     const text = printableConfig(config);

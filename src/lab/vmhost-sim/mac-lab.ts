@@ -3,7 +3,7 @@ import type { Adapters } from '../../adapters.ts';
 import { parseConfigText, type Config } from '../../config.ts';
 import { createMaasClient, type ClosableMaasClient } from '../../maas/client.ts';
 import { createSshConnector } from '../../ssh/connector.ts';
-import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator, type SimMachine } from '../maas-sim/index.ts';
+import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator, type MaasSimulatorOptions, type SimMachine } from '../maas-sim/index.ts';
 import { generateKeyPair, type KeyPair } from '../ssh-sim/index.ts';
 import { startLatencyProxy, type LatencyProxy } from './latency-proxy.ts';
 import { startVmHost, type SimVmHost } from './vm-host.ts';
@@ -18,6 +18,9 @@ export interface MacLabSetup {
   sshRttMs?: number;
   /** `user` under vmHosts.default (default `ops`). */
   sshUser?: string;
+  /** MAAS's clock and timing (commissioning): a test's fake clock lets MAAS's 30 minutes pass at once. */
+  maasClock?: () => number;
+  maasTiming?: MaasSimulatorOptions['timing'];
 }
 
 export interface MacLab {
@@ -50,7 +53,13 @@ export async function startMacLab(setup: MacLabSetup): Promise<MacLab> {
     for (const c of closers.reverse()) await c().catch(() => undefined);
   };
   try {
-    const maas = await startMaasSimulator({ scenario: scenario({ machines: setup.machines }), apiKeys: [apiKey], latencyMs: setup.maasLatencyMs ?? 0 });
+    const maas = await startMaasSimulator({
+      scenario: scenario({ machines: setup.machines }),
+      apiKeys: [apiKey],
+      latencyMs: setup.maasLatencyMs ?? 0,
+      ...(setup.maasClock ? { clock: setup.maasClock } : {}),
+      ...(setup.maasTiming ? { timing: setup.maasTiming } : {}),
+    });
     closers.push(() => maas.close());
     const vmHosts = new Map<string, SimVmHost>();
     const endpoints = new Map<string, { port: number; hostKey: string }>();

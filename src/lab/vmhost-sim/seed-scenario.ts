@@ -69,6 +69,8 @@ function buildSiteB(addresses: [string, string], user: string): { site: MacLabSi
         status: n === 1 ? 'Failed commissioning' : n === 2 ? 'Deployed' : 'Ready',
         ...(n === 1 ? { error_description: 'Timeout while commissioning (30 min)' } : {}),
         macs: recorded,
+        // The VM PXE-boots from its live first NIC: MAAS commissions it only once it records that MAC.
+        ...(isDrifted ? { live_boot_mac: live[0] } : {}),
         power: virshPower(addresses[hostIndex], hostname, user),
       }),
     );

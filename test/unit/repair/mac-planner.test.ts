@@ -62,8 +62,18 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
     expect(plan.refusals).toEqual([]);
   });
 
-  it('Failed commissioning: mark_broken → PUT → mark_fixed', () => {
-    expect(actions('Failed commissioning')).toEqual(['mark-broken', 'set-mac', 'mark-fixed']);
+  it('Failed commissioning: mark_broken → PUT → commission, never mark_fixed (Ready without a successful commissioning)', () => {
+    expect(actions('Failed commissioning')).toEqual(['mark-broken', 'set-mac', 'commission']);
+    expect(planFor('Failed commissioning').verdict).toBe('Plan: update 1 MAC on 1 machine at site-b (1 through mark_broken → update → commission)');
+  });
+
+  it('New before MAAS 3.3 is refused with what to do; from 3.3 it takes the PUT', () => {
+    const m = machine('sb0001', 'New', [OLD], null);
+    const before = planMacRepair(snapshot([{ m, probe: live(NEW) }]), { maxSubjects: 50, apiUser: ADMIN, maasVersion: '3.2.9' });
+    expect(before.steps).toEqual([]);
+    expect(before.refusals[0]?.detail).toMatch(/^New on MAAS 3\.2\.9: before 3\.3 MAAS takes no interface edit on a New machine \(409\)/);
+    const after = planMacRepair(snapshot([{ m, probe: live(NEW) }]), { maxSubjects: 50, apiUser: ADMIN, maasVersion: '3.3.0' });
+    expect(after.steps.map((s) => s.action)).toEqual(['set-mac']);
   });
 
   it.each(['Failed deployment', 'Releasing failed', 'Failed disk erasing', 'Reserved'])(
@@ -75,10 +85,12 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
     },
   );
 
-  it.each(['Failed to enter rescue mode', 'Failed to exit rescue mode'])('%s: refused, a deployed machine would come back Ready', (status) => {
+  it.each(['Failed to enter rescue mode', 'Failed to exit rescue mode'])('%s: refused with the true reason (mark_fixed would restore Deployed, OS cleared) and exit_rescue_mode as the way out', (status) => {
     const plan = planFor(status);
     expect(plan.steps).toEqual([]);
-    expect(plan.refusals[0]?.detail).toMatch(/would bring a deployed machine back as Ready/);
+    expect(plan.refusals[0]?.detail).toMatch(/MAAS keeps previous_status Deployed through rescue mode, so mark_broken → mark_fixed would bring it back as Deployed, but mark_fixed clears its recorded OS/);
+    expect(plan.refusals[0]?.detail).toMatch(/exit_rescue_mode/);
+    expect(plan.refusals[0]?.detail).not.toMatch(/back as Ready/);
   });
 
   it.each(['Commissioning', 'Deploying', 'Releasing', 'Disk erasing', 'Rescue mode', 'Entering rescue mode', 'Exiting rescue mode', 'Testing'])(
@@ -104,6 +116,8 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
     const plan = planFor('Failed commissioning', null);
     expect(plan.steps).toEqual([]);
     expect(plan.refusals[0]?.detail).toMatch(/only a machine's owner mark it broken/);
+    expect(plan.refusals[0]?.detail).toMatch(/An admin can commission it again in MAAS \(allowed from Failed commissioning; it makes that admin the owner\)/);
+    expect(plan.refusals[0]?.detail).not.toMatch(/acquire/);
   });
 
   it('never repairs MAC_IN_USE or MAC_AMBIGUOUS machines', () => {
