@@ -344,12 +344,12 @@ function noControlPlaneFinding(ctx: Context, recorded: string[]): Finding {
 
 function emptyHashCached(ctx: Context, recorded: string[] | null, severity: Severity): Finding {
   const wiped = recorded !== null && recorded.length === 0;
+  // CAPMAAS v4.8.0+ (controllers/maascluster_controller.go reconcileDNSAttachments) returns early only
+  // when the desired set's hash equals the cached one, and its MaasCluster reconcile watches MaasMachines.
   const selfRecovery =
     ctx.desired.ips.length === 0
-      ? 'while the desired set stays empty every controller leaves it so: it will not self-recover'
-      : ctx.controllerState === 'fixed'
-        ? 'this controller release re-syncs when it next reconciles'
-        : 'an unpatched controller repairs it only if it reconciles again, and a controller inside this cluster cannot while its API name resolves to nothing';
+      ? 'while no running control-plane machine has an IP the desired set stays empty, its hash equals the cached one, and the controller leaves the record so: it will not self-recover until one does'
+      : `the desired set (${ctx.desired.ips.join(', ')}) hashes differently, so the controller re-applies it when it next reconciles (a MaasMachine change triggers one); the record is still empty, so it has not, and a controller that cannot reconcile (one running inside this cluster cannot reach its API server while the name resolves to nothing) will not`;
   return {
     code: 'DNS_EMPTY_HASH_CACHED',
     severity,
@@ -445,7 +445,10 @@ export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string |
   const find = (code: string) => findings.find((f) => f.code === code);
   if (has('DNS_NOT_MANAGED')) return 'API DNS not managed by the controller (custom-dns-provided): nothing to check';
   if (has('DNS_RECORD_EMPTY') && has('DNS_EMPTY_HASH_CACHED')) {
-    return 'API record WIPED, empty-set hash cached: the controller will not self-recover';
+    const desired = (find('DNS_EMPTY_HASH_CACHED')?.evidence as { desired?: string[] } | undefined)?.desired ?? [];
+    return desired.length === 0
+      ? 'API record WIPED, empty-set hash cached: no running control-plane machine has an IP, so the controller keeps it empty'
+      : 'API record WIPED, empty-set hash cached: the controller re-applies it only when it reconciles again, and has not';
   }
   if (has('DNS_RECORD_EMPTY')) return `API record WIPED: ${find('DNS_RECORD_EMPTY')?.subject} resolves to nothing`;
   if (has('DNS_RECORD_MISSING')) return `API record MISSING: MAAS has no DNS resource for ${find('DNS_RECORD_MISSING')?.subject}`;

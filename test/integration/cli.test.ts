@@ -22,7 +22,7 @@ describe('maas-chatops CLI', () => {
   it('exits 1 with the verdict first when problems are found', async () => {
     const r = await run('dns-check', 'prod', '--config', world.configPath);
     expect(r.code).toBe(1);
-    expect(r.out.split('\n')[0]).toBe('CRITICAL dns-check prod: API record WIPED, empty-set hash cached: the controller will not self-recover');
+    expect(r.out.split('\n')[0]).toBe('CRITICAL dns-check prod: API record WIPED, empty-set hash cached: the controller re-applies it only when it reconciles again, and has not');
   });
 
   it('exits 0 for a healthy target', async () => {

@@ -72,7 +72,7 @@ describe('dns-check job against the MAAS and Kubernetes simulators', () => {
     const { ctx, maas, kube } = await startLab();
     const [report] = await dnsCheckJob.run(ctx, { target: 'prod' });
     expect(report).toMatchObject({ kind: 'dns-check', target: 'prod', status: 'critical' });
-    expect(report?.verdict).toBe('API record WIPED, empty-set hash cached: the controller will not self-recover');
+    expect(report?.verdict).toBe('API record WIPED, empty-set hash cached: the controller re-applies it only when it reconciles again, and has not');
     expect(codes(report)).toEqual(['DNS_CONTROLLER_VULNERABLE', 'DNS_EMPTY_HASH_CACHED', 'DNS_RECORD_EMPTY']);
     const empty = report?.findings.find((f) => f.code === 'DNS_RECORD_EMPTY');
     expect(empty?.evidence).toMatchObject({ fqdn: 'prod-k8s.maas.example', recorded: [], desired: ['10.11.135.36'] });

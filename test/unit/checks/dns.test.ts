@@ -174,13 +174,15 @@ const rows: Row[] = [
     snapshot: snap({ machines: [cp('cp-0'), worker('w-0')], annotation: EMPTY_SET_HASH, dns: { resources: [record([])] }, controller: VULNERABLE }),
     codes: ['DNS_CONTROLLER_VULNERABLE', 'DNS_RECORD_EMPTY', 'DNS_EMPTY_HASH_CACHED'],
     status: 'critical',
-    verdict: /^API record WIPED, empty-set hash cached: the controller will not self-recover$/,
+    verdict: /^API record WIPED, empty-set hash cached: the controller re-applies it only when it reconciles again, and has not$/,
     check: (f) => {
       expect(byCode(f, 'DNS_RECORD_EMPTY').evidence).toMatchObject({ fqdn: FQDN, recorded: [], desired: [IP] });
       expect(byCode(f, 'DNS_RECORD_EMPTY').fix).toBe(
         '`/maas fix-dns prod` puts 10.11.135.36 back on prod-k8s.maas.example and refreshes the hash; upgrade the controller (cluster-api-provider-maas) to v4.9.2 or later',
       );
       expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').severity).toBe('critical');
+      // CAPMAAS re-PUTs when the desired set's hash differs from the cached one: recovery hangs on a reconcile.
+      expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').summary).toMatch(/the desired set \(10\.11\.135\.36\) hashes differently, so the controller re-applies it when it next reconciles .*; the record is still empty, so it has not/);
       expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').evidence).toMatchObject({ annotation: EMPTY_SET_HASH, annotationMeaning: expect.stringMatching(/empty set/) });
       expect(byCode(f, 'DNS_CONTROLLER_VULNERABLE')).toMatchObject({ severity: 'warning', evidence: { version: 'v4.9.1', fixedIn: 'v4.9.2' } });
     },
@@ -190,9 +192,9 @@ const rows: Row[] = [
     snapshot: snap({ machines: [cp('cp-0', { powered: false })], annotation: EMPTY_SET_HASH, dns: { resources: [record([])] } }),
     codes: ['DNS_CP_NOT_RUNNING', 'DNS_RECORD_EMPTY', 'DNS_EMPTY_HASH_CACHED'],
     status: 'critical',
-    verdict: /^API record WIPED, empty-set hash cached/,
+    verdict: /^API record WIPED, empty-set hash cached: no running control-plane machine has an IP, so the controller keeps it empty$/,
     check: (f) => {
-      expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').summary).toMatch(/will not self-recover/);
+      expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').summary).toMatch(/the desired set stays empty, its hash equals the cached one, and the controller leaves the record so: it will not self-recover until one does$/);
       expect(byCode(f, 'DNS_RECORD_EMPTY').fix).toMatch(/^No running control-plane machine has an IP to restore: bring one back \(cp-0\), then run `\/maas fix-dns prod`/);
     },
   },
