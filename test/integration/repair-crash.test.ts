@@ -108,16 +108,20 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
   }, 60_000);
 
   it('SIGKILL while MAAS commissions: the restart reads the machine and follows it to Ready; commission is sent once', async () => {
+    let maasNow = 0;
     lab = await startMacLab({
       machines: [machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: [RECORDED], live_boot_mac: LIVE, power: virshPower(HOST, 'site-b-node1') })],
       sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains: [{ name: 'site-b-node1', nics: [{ mac: LIVE }] }] } }] }],
-      // MAAS takes a while to commission: the worker is killed while it does.
-      maasTiming: { commissioningMs: 1_500 },
+      // MAAS takes 10 minutes to commission, on a clock of the test's: the worker is killed while it does.
+      maasTiming: { commissioningMs: 10 * 60_000 },
+      maasClock: () => maasNow,
     });
     prefix = freshPrefix('repair-crash');
     redis = createRedis(TEST_REDIS_URL, 'worker');
     const plans = createPlanStore(redis, { prefix });
-    const ctx: JobContext = { config: { ...lab.config, repair: { ...lab.config.repair, commissionPollMs: 100 } }, adapters: lab.adapters, log: silentLogger() };
+    // The restarted run waits on the same clock, so MAAS's minutes pass while it follows.
+    const clock = { now: () => maasNow, sleep: async (ms: number) => void (maasNow += ms) };
+    const ctx: JobContext = { config: lab.config, adapters: lab.adapters, log: silentLogger(), clock };
     const plan = await fixMacsRepair.plan(ctx, 'site-b');
     await plans.create({ plan, report: planReport(plan, new Date()), requester: 'U0OPS1', channel: 'C0OPS', now: Date.now(), ttlMs: 60_000 });
     await plans.setMessage(plan.id, '1700000000.000100');
