@@ -260,7 +260,7 @@ describe('/maas fix-macs through Slack, approved by an approver', () => {
     const HOST = '127.0.0.1';
     const lab: MacLab = await startMacLab({
       machines: [
-        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: ['52:54:00:b0:00:01'], power: virshPower(HOST, 'site-b-node1') }),
+        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: ['52:54:00:b0:00:01'], live_boot_mac: '52:54:00:81:40:17', power: virshPower(HOST, 'site-b-node1') }),
         machine({ system_id: 'sb0002', hostname: 'site-b-node2', zone: 'site-b', status: 'Deployed', macs: ['52:54:00:b0:00:02'], power: virshPower(HOST, 'site-b-node2') }),
       ],
       sites: [
@@ -277,7 +277,7 @@ describe('/maas fix-macs through Slack, approved by an approver', () => {
     const stack = await startStack(loaded.config, lab.adapters, loaded.secrets);
 
     const plan = await askFor(stack, 'fix-macs site-b', 'U0LEAD1');
-    expect(plan.text).toMatch(/^CRITICAL: Plan: update 2 MACs on 2 machines at site-b \(1 through mark_broken → update → mark_fixed\)/);
+    expect(plan.text).toMatch(/^CRITICAL: Plan: update 2 MACs on 2 machines at site-b \(1 through mark_broken → update → commission\)/);
     await click(stack, 'U0LEAD1', plan);
     expect((await waitForEphemeral(stack, 'U0LEAD1', 1))[0]?.text).toMatch(/someone else must approve/);
     expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
@@ -285,14 +285,15 @@ describe('/maas fix-macs through Slack, approved by an approver', () => {
     await click(stack, 'U0LEAD2', plan);
     await waitForState(stack, plan, /Done, approved by <@U0LEAD2>/);
     const writes = lab.maas.calls.filter((c) => c.method !== 'GET').map((c) => `${c.path.split('/')[5]} ${c.op ?? c.method}`);
-    expect(writes).toEqual(['sb0001 mark_broken', 'sb0001 PUT', 'sb0001 mark_fixed', 'sb0002 PUT']);
+    expect(writes).toEqual(['sb0001 mark_broken', 'sb0001 PUT', 'sb0001 commission', 'sb0002 PUT']);
     const state = (id: string) => lab.maas.state.machines.find((m) => m.system_id === id);
     expect(state('sb0001')).toMatchObject({ status: NODE_STATUS.READY });
     expect(state('sb0002')).toMatchObject({ status: NODE_STATUS.DEPLOYED, power_state: 'on' });
-    await stack.emulator.waitFor(() => thread(stack, plan).length >= 4, { description: 'two progress lines and the summary' });
+    await stack.emulator.waitFor(() => thread(stack, plan).length >= 5, { description: 'the commissioning line, two progress lines and the summary' });
     const texts = thread(stack, plan).map((m) => m.text);
-    expect(texts[1]).toMatch(/^site-b-node1: ✅ mark-broken verified .*→ ✅ set-mac verified .*→ ✅ mark-fixed verified/);
-    expect(texts[2]).toMatch(/^site-b-node2: ✅ set-mac verified/);
-    expect(texts[3]).toMatch(/fix-macs site-b done: 4 of 4 steps verified/);
+    expect(texts[1]).toBe('site-b-node1: commissioning started (Broken → Commissioning); following it until Ready or failed');
+    expect(texts[2]).toMatch(/^site-b-node1: ✅ mark-broken verified .*→ ✅ set-mac verified .*→ ✅ commission verified \(Broken → Commissioning → Ready/);
+    expect(texts[3]).toMatch(/^site-b-node2: ✅ set-mac verified/);
+    expect(texts[4]).toMatch(/fix-macs site-b done: 4 of 4 steps verified/);
   }, 60_000);
 });

@@ -30,7 +30,7 @@ describe('fix-macs: Redis away past the lock mid-repair', () => {
   it('every MAAS write is sent once, the repair finishes after Redis returns, and Slack hears each line once', async () => {
     lab = await startMacLab({
       machines: [
-        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: [RECORDED], power: virshPower(HOST, 'site-b-node1') }),
+        machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: [RECORDED], live_boot_mac: LIVE, power: virshPower(HOST, 'site-b-node1') }),
         machine({ system_id: 'sb0004', hostname: 'site-b-node4', zone: 'site-b', status: 'Ready', macs: ['52:54:00:b0:00:04'], power: virshPower(HOST, 'site-b-node4') }),
       ],
       sites: [
@@ -43,7 +43,7 @@ describe('fix-macs: Redis away past the lock mid-repair', () => {
     });
     rig = await startOutageRig({ jobs: [fixMacsJob], context: { config: lab.config, adapters: lab.adapters }, lock: OUTAGE_LOCK });
     const plan = await fixMacsRepair.plan({ config: lab.config, adapters: lab.adapters, log: silentLogger() }, 'site-b');
-    expect(plan.steps.map((s) => `${s.subject} ${s.action}`)).toEqual(['site-b-node1 mark-broken', 'site-b-node1 set-mac', 'site-b-node1 mark-fixed', 'site-b-node4 set-mac']);
+    expect(plan.steps.map((s) => `${s.subject} ${s.action}`)).toEqual(['site-b-node1 mark-broken', 'site-b-node1 set-mac', 'site-b-node1 commission', 'site-b-node4 set-mac']);
 
     lab.maas.setLatency(1_500);
     lab.maas.resetCalls();
@@ -60,7 +60,7 @@ describe('fix-macs: Redis away past the lock mid-repair', () => {
     expect(stored.results?.map((r) => `${r.subject} ${r.action} ${r.outcome}`)).toEqual([
       'site-b-node1 mark-broken verified',
       'site-b-node1 set-mac verified',
-      'site-b-node1 mark-fixed verified',
+      'site-b-node1 commission verified',
       'site-b-node4 set-mac verified',
     ]);
     expect(stored.results?.[0]?.detail).toMatch(/not sent again/);
@@ -70,7 +70,7 @@ describe('fix-macs: Redis away past the lock mid-repair', () => {
     expect(writes).toEqual({
       'POST /MAAS/api/2.0/machines/sb0001/ op=mark_broken': 1,
       'PUT /MAAS/api/2.0/nodes/sb0001/interfaces/1/': 1,
-      'POST /MAAS/api/2.0/machines/sb0001/ op=mark_fixed': 1,
+      'POST /MAAS/api/2.0/machines/sb0001/ op=commission': 1,
       'PUT /MAAS/api/2.0/nodes/sb0004/interfaces/2/': 1,
     });
     // The run that took over did not measure again over SSH: the journal had begun.
@@ -79,12 +79,14 @@ describe('fix-macs: Redis away past the lock mid-repair', () => {
     expect(node1?.status).toBe(NODE_STATUS.READY);
     expect(node1?.interfaces[0]?.mac_address).toBe(LIVE);
 
-    // Slack: one resume notice, one progress line per machine, one summary, no error.
+    // Slack: one resume notice, one progress line per machine (and one when commissioning starts), one summary, no error.
     await waitFor(() => rig!.said.summaries.length > 0, 10_000, 'the summary');
     const thread = rig.said.thread;
     expect(thread.filter((t) => t.startsWith('Re-measured'))).toHaveLength(1);
     expect(thread.filter((t) => t.startsWith('Resuming after a restart'))).toHaveLength(1);
-    expect(thread.filter((t) => t.startsWith('site-b-node1:'))).toHaveLength(1);
+    // node1: the line that commissioning started, then its summary line.
+    expect(thread.filter((t) => t.startsWith('site-b-node1: commissioning started'))).toHaveLength(1);
+    expect(thread.filter((t) => t.startsWith('site-b-node1: ✅'))).toHaveLength(1);
     expect(thread.filter((t) => t.startsWith('site-b-node4:'))).toHaveLength(1);
     expect(rig.said.summaries).toHaveLength(1);
     expect(rig.said.errors).toEqual([]);

@@ -30,13 +30,13 @@ afterEach(async () => {
 describe('fix-macs: a worker SIGKILLed during a write while Redis is away', () => {
   it('the write is resolved by reading MAAS, never sent twice, and another worker finishes the repair', async () => {
     lab = await startMacLab({
-      machines: [machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: ['52:54:00:b0:00:01'], power: virshPower(HOST, 'site-b-node1') })],
+      machines: [machine({ system_id: 'sb0001', hostname: 'site-b-node1', zone: 'site-b', status: 'Failed commissioning', macs: ['52:54:00:b0:00:01'], live_boot_mac: LIVE, power: virshPower(HOST, 'site-b-node1') })],
       sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains: [{ name: 'site-b-node1', nics: [{ mac: LIVE }] }] } }] }],
     });
     // No worker in this process yet: the child process takes the job.
     rig = await startOutageRig({ jobs: [fixMacsJob], context: { config: lab.config, adapters: lab.adapters }, lock: OUTAGE_LOCK, workers: 0 });
     const plan = await fixMacsRepair.plan({ config: lab.config, adapters: lab.adapters, log: silentLogger() }, 'site-b');
-    expect(plan.steps.map((s) => s.action)).toEqual(['mark-broken', 'set-mac', 'mark-fixed']);
+    expect(plan.steps.map((s) => s.action)).toEqual(['mark-broken', 'set-mac', 'commission']);
 
     lab.maas.setLatency(1_500);
     lab.maas.resetCalls();
@@ -56,12 +56,12 @@ describe('fix-macs: a worker SIGKILLed during a write while Redis is away', () =
     await rig.restartRedis();
 
     const stored = await rig.finished(plan.id, 90_000);
-    expect(stored.results?.map((r) => `${r.action} ${r.outcome}`)).toEqual(['mark-broken verified', 'set-mac verified', 'mark-fixed verified']);
+    expect(stored.results?.map((r) => `${r.action} ${r.outcome}`)).toEqual(['mark-broken verified', 'set-mac verified', 'commission verified']);
     expect(stored.results?.[0]?.detail).toMatch(/not sent again/);
     expect(countBy(lab.maas.calls.filter((c) => c.method !== 'GET'), (c) => `${c.method} ${c.path}${c.op ? ` op=${c.op}` : ''}`)).toEqual({
       'POST /MAAS/api/2.0/machines/sb0001/ op=mark_broken': 1,
       'PUT /MAAS/api/2.0/nodes/sb0001/interfaces/1/': 1,
-      'POST /MAAS/api/2.0/machines/sb0001/ op=mark_fixed': 1,
+      'POST /MAAS/api/2.0/machines/sb0001/ op=commission': 1,
     });
     const node1 = lab.maas.state.machines.find((m) => m.system_id === 'sb0001');
     expect(node1?.status).toBe(NODE_STATUS.READY);
