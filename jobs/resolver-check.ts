@@ -37,9 +37,9 @@ async function checkSite(ctx: JobContext, name: string): Promise<Report> {
       startedAt,
     );
   }
-  // With a forwarder and the node-facing subnet configured, MAAS says which resolver nodes are given.
+  // With the node-facing subnet configured, MAAS says which resolver nodes are given, and the rack's dhcpd.conf what they are handed.
   const snapshot =
-    site.rack.forwarder && site.rack.subnet !== undefined
+    site.rack.subnet !== undefined
       ? (await gatherSiteResolver(site, ctx.adapters, { probeForwarder: 'when-delegated' })).snapshot
       : await probeSiteResolver(site, ctx.adapters.ssh);
   ctx.log.debug({ site: name, outcome: snapshot.observation.outcome }, 'resolver probed');

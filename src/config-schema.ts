@@ -39,6 +39,8 @@ export const rackSchema = z.strictObject({
   forwarder: resolverSchema.optional(),
   forwarderInstall: z.string().min(1).max(1000).refine((s) => !/[\r\n\0]/.test(s), 'must be one line').optional(),
   subnet: z.union([z.string().regex(CIDR_RE, 'must be a CIDR such as 10.20.0.0/24'), z.number().int()]).optional(),
+  /** Where MAAS wrote the rack's dhcpd.conf; default: the snap's, then the deb's path. */
+  dhcpdConfig: z.string().regex(/^\/[A-Za-z0-9._/-]{1,255}$/, 'must be an absolute path (letters, digits and . _ - /), such as /var/snap/maas/common/maas/dhcpd.conf').optional(),
 });
 
 export const siteSchema = z.strictObject({

@@ -26,6 +26,8 @@ export interface RackConfig {
   forwarder?: { host: string; port: number };
   forwarderInstall?: string;
   subnet?: string | number;
+  /** rack.dhcpdConfig: the dhcpd.conf MAAS wrote on the rack, when not at the snap's or the deb's path. */
+  dhcpdConfig?: string;
 }
 
 export interface SiteConfig {
@@ -334,6 +336,7 @@ function buildSite(name: string, site: RawConfig['sites'][string], r: SecretReso
     if (site.rack.forwarder) rack.forwarder = splitHostPort(site.rack.forwarder, 53);
     if (site.rack.forwarderInstall) rack.forwarderInstall = site.rack.forwarderInstall;
     if (site.rack.subnet !== undefined) rack.subnet = site.rack.subnet;
+    if (site.rack.dhcpdConfig) rack.dhcpdConfig = site.rack.dhcpdConfig;
     out.rack = rack;
   }
   return out;

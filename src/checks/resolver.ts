@@ -1,5 +1,6 @@
-import type { ForwarderDelegation, ResolverObservation, ResolverSnapshot } from '../dns-probe/types.ts';
+import { hostOfLabel as hostOf, type ForwarderDelegation, type ResolverObservation, type ResolverSnapshot } from '../dns-probe/types.ts';
 import type { Finding } from '../report.ts';
+import { dhcpFindings } from './resolver-dhcp.ts';
 
 export interface ResolverVerdict {
   verdict: string;
@@ -13,7 +14,12 @@ export interface ResolverVerdict {
  * out after 30 minutes. Pure: the probe's snapshot in, findings out.
  */
 export function evaluateResolver(snapshot: ResolverSnapshot): ResolverVerdict {
-  if (snapshot.delegation) return evaluateDelegated(snapshot, snapshot.delegation);
+  const judged = snapshot.delegation ? evaluateDelegated(snapshot, snapshot.delegation) : evaluateProbe(snapshot);
+  return { verdict: judged.verdict, findings: [...judged.findings, ...dhcpFindings(snapshot, snapshot.nodeSubnet)] };
+}
+
+/** The resolver's answer alone: what dig (or the bot's resolver) saw. */
+function evaluateProbe(snapshot: ResolverSnapshot): ResolverVerdict {
   const { site, resolver, zone, observation } = snapshot;
   const evidence = baseEvidence(snapshot);
   if (observation.outcome === 'failed') {
@@ -106,8 +112,8 @@ function baseEvidence(snapshot: ResolverSnapshot): Record<string, unknown> {
 
 /**
  * MAAS's subnet points nodes at the forwarder (allow_dns off, dns_servers = forwarder): the
- * forwarder is the resolver nodes depend on, so it is what is judged. The rack's own resolver
- * still matters as a note: dhcpd hands it out first (the DHCP trap).
+ * forwarder is the resolver nodes depend on, so it is what is judged. Whether the rack's dhcpd
+ * really hands it out is read from its dhcpd.conf (dhcpFindings).
  */
 function evaluateDelegated(snapshot: ResolverSnapshot, delegation: ForwarderDelegation): ResolverVerdict {
   const { subnet, forwarder } = delegation;
@@ -120,7 +126,7 @@ function evaluateDelegated(snapshot: ResolverSnapshot, delegation: ForwarderDele
     observation: delegation.observation,
     ...(delegation.command ? { command: delegation.command } : {}),
   };
-  const judged = evaluateResolver(viaForwarder);
+  const judged = evaluateProbe(viaForwarder);
   const subnetLine = `subnet ${subnet.cidr} (id ${subnet.id}): dns_servers ${subnet.dns_servers.join(' ')}, allow_dns off`;
   const delegationEvidence = { nodeFacing: 'forwarder', rackResolver: snapshot.resolver, subnet };
   const findings: Finding[] = judged.findings.map((f) => {
@@ -131,67 +137,14 @@ function evaluateDelegated(snapshot: ResolverSnapshot, delegation: ForwarderDele
     const fix = `MAAS's ${subnetLine} already points nodes at ${forwarder}, so the forwarder itself must answer: check it on the rack. ${f.fix ?? ''}`.trim();
     return { ...f, summary: `${f.summary} (nodes use it: ${subnetLine})`, evidence, fix };
   });
-  if (!answers(snapshot.observation)) findings.push(dhcpTrapFinding(snapshot, 'info'));
   const verdict = judged.findings.some((f) => f.code === 'RESOLVER_OK')
     ? `Nodes at ${snapshot.site} resolve through the forwarder ${forwarder} (MAAS ${subnetLine}), which answers ${snapshot.zone}, SOA serial ${serialOf(delegation.observation)}`
     : `MAAS points nodes at ${snapshot.site} to the forwarder ${forwarder}, and it fails: ${judged.verdict}`;
   return { verdict, findings };
 }
 
-function answers(observation: ResolverObservation): boolean {
-  return observation.outcome === 'reply' && observation.status === 'NOERROR' && observation.soa !== null;
-}
-
 function serialOf(observation: ResolverObservation): string {
   return observation.outcome === 'reply' && observation.soa ? String(observation.soa.serial) : '?';
-}
-
-function observed(observation: ResolverObservation): string {
-  if (observation.outcome === 'reply') return `answers ${observation.status}${observation.status === 'NOERROR' && !observation.soa ? ' without the SOA' : ''}`;
-  if (observation.outcome === 'no-reply') return 'does not reply';
-  return `could not be asked (${observation.reason})`;
-}
-
-/**
- * The DHCP trap (seed 001): with allow_dns off and dns_servers = the forwarder, the rack's dhcpd
- * was still seen putting the rack's own address first in DHCP option 6, so every lookup first
- * hits the failing rack resolver and succeeds only by failing over. Info in resolver-check (it
- * works, slowly); a warning in fix-resolver's outcome (the operator should look once).
- */
-export function dhcpTrapFinding(snapshot: Pick<ResolverSnapshot, 'site' | 'resolver' | 'zone' | 'observation'> & { forwarder?: string }, severity: 'info' | 'warning'): Finding {
-  const forwarder = snapshot.forwarder ?? '<forwarder>';
-  const rackHost = hostOf(snapshot.resolver);
-  const forwarderHost = hostOf(forwarder);
-  const status = snapshot.observation.outcome === 'reply' ? snapshot.observation.status : snapshot.observation.outcome;
-  return {
-    code: 'RESOLVER_DHCP_RACK_FIRST',
-    severity,
-    subject: snapshot.site,
-    summary:
-      `The rack's own resolver ${snapshot.resolver} still ${observed(snapshot.observation)} for ${snapshot.zone}, and dhcpd may still hand it out first in DHCP option 6 ` +
-      `despite allow_dns off: nodes then reach ${forwarder} only by failing over from it`,
-    evidence: { site: snapshot.site, rackResolver: snapshot.resolver, rackStatus: status, forwarder, zone: snapshot.zone },
-    fix:
-      `Check what nodes are given: on a node, /etc/resolv.conf (or \`resolvectl status\`) should list ${forwarderHost}; if ${rackHost} comes first, ` +
-      `lookups wait for its failure each time. On the rack, the lease or dhcpd.conf line \`option domain-name-servers\` for the subnet shows the order. ` +
-      `From the rack, \`${digLine(snapshot.resolver, snapshot.zone)}\` still answers ${status}; \`${digLine(forwarder, snapshot.zone)}\` must answer NOERROR.`,
-  };
-}
-
-function splitLabel(label: string): { host: string; port?: string } {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(label);
-  if (bracketed) return { host: bracketed[1] as string, ...(bracketed[2] ? { port: bracketed[2] } : {}) };
-  const parts = label.split(':');
-  return parts.length === 2 ? { host: parts[0] as string, port: parts[1] as string } : { host: label };
-}
-
-function hostOf(label: string): string {
-  return splitLabel(label).host;
-}
-
-function digLine(label: string, zone: string): string {
-  const { host, port } = splitLabel(label);
-  return `dig @${host}${port ? ` -p ${port}` : ''} ${zone} SOA`;
 }
 
 /** The runbook's standing fix for a rack whose own resolver cannot serve its nodes. */

@@ -1,4 +1,5 @@
 import type { Adapters } from '../adapters.ts';
+import { readRackDhcp, type DhcpObservation } from '../dhcp/rack-dhcpd.ts';
 import type { RackConfig, SiteConfig } from '../config.ts';
 import { ConfigError, describeError } from '../errors.ts';
 import type { Subnet } from '../maas/types.ts';
@@ -79,7 +80,11 @@ export async function gatherSiteResolver(site: SiteConfig, adapters: Adapters, o
   if (rack.forwarder && (delegated || options.probeForwarder === 'always')) targets.push(rack.forwarder);
 
   const via = options.via ?? rack.probe;
-  const probed = via === 'ssh' ? await probeOnRack(adapters.ssh, site, rack, targets, options.commandTimeoutMs) : await probeDirect(rack, targets);
+  const dhcpCidr = found?.cidr ?? (typeof rack.subnet === 'string' ? rack.subnet : undefined);
+  const probed =
+    via === 'ssh'
+      ? await probeOnRack(adapters.ssh, site, rack, targets, { dhcpCidr, timeoutMs: options.commandTimeoutMs })
+      : { ...(await probeDirect(rack, targets)), ...(dhcpCidr ? { dhcp: await readDhcpOnly(adapters.ssh, site, rack, dhcpCidr) } : {}) };
   const [rackProbe, forwarderProbe] = probed.results as [SoaProbe, SoaProbe | undefined];
 
   const snapshot: ResolverSnapshot = {
@@ -92,6 +97,8 @@ export async function gatherSiteResolver(site: SiteConfig, adapters: Adapters, o
   if (rackProbe.command) snapshot.command = rackProbe.command;
   if (rack.forwarder) snapshot.forwarder = resolverLabel(rack.forwarder.host, rack.forwarder.port);
   if (subnet && 'problem' in subnet) snapshot.subnetProblem = subnet.problem;
+  if (probed.dhcp) snapshot.dhcp = probed.dhcp;
+  if (found) snapshot.nodeSubnet = { id: found.id, cidr: found.cidr, dns_servers: [...found.dns_servers], allow_dns: found.allow_dns };
   if (delegated && found && forwarderProbe && snapshot.forwarder) {
     snapshot.delegation = {
       subnet: { id: found.id, cidr: found.cidr, dns_servers: [...found.dns_servers], allow_dns: found.allow_dns },
@@ -114,7 +121,14 @@ async function lookupSubnet(adapters: Adapters, site: SiteConfig, selector: stri
   }
 }
 
-async function probeOnRack(ssh: SshConnector, site: SiteConfig, rack: RackConfig, targets: ResolverAddress[], timeoutMs?: number): Promise<{ probedBy: string; results: SoaProbe[] }> {
+interface RackProbe {
+  probedBy: string;
+  results: SoaProbe[];
+  dhcp?: DhcpObservation;
+}
+
+/** Every SOA query, and the dhcpd.conf read when the subnet's CIDR is known, over one SSH session to the rack. */
+async function probeOnRack(ssh: SshConnector, site: SiteConfig, rack: RackConfig, targets: ResolverAddress[], options: { dhcpCidr: string | undefined; timeoutMs: number | undefined }): Promise<RackProbe> {
   let probedBy = 'dig on the rack over SSH';
   let session: SshSession | undefined;
   try {
@@ -122,17 +136,33 @@ async function probeOnRack(ssh: SshConnector, site: SiteConfig, rack: RackConfig
     probedBy = `dig on the rack (${target.user}@${target.host}) over SSH`;
     session = await ssh.connect(target);
     const results: SoaProbe[] = [];
-    for (const t of targets) results.push(await digOnRack(session, { ...rack, resolverHost: t.host, resolverPort: t.port }, timeoutMs));
-    return { probedBy, results };
+    for (const t of targets) results.push(await digOnRack(session, { ...rack, resolverHost: t.host, resolverPort: t.port }, options.timeoutMs));
+    const dhcp = options.dhcpCidr ? await readRackDhcp(session, rack, site.name, options.dhcpCidr, options.timeoutMs) : undefined;
+    return { probedBy, results, ...(dhcp ? { dhcp } : {}) };
   } catch (err) {
     const reason = describeError(err);
-    return { probedBy, results: targets.map(() => ({ observation: { outcome: 'failed', reason } })) };
+    const dhcp: DhcpObservation = { outcome: 'unreadable', reason: `no SSH session to the rack: ${reason}`, fix: `Check sites.${site.name}.rack.ssh` };
+    return { probedBy, results: targets.map(() => ({ observation: { outcome: 'failed', reason } })), ...(options.dhcpCidr ? { dhcp } : {}) };
   } finally {
     session?.close();
   }
 }
 
-async function probeDirect(rack: RackConfig, targets: ResolverAddress[]): Promise<{ probedBy: string; results: SoaProbe[] }> {
+/** With probe: direct the SOA queries go from the bot; the dhcpd.conf still lives on the rack. */
+async function readDhcpOnly(ssh: SshConnector, site: SiteConfig, rack: RackConfig, cidr: string): Promise<DhcpObservation> {
+  if (!rack.ssh) return { outcome: 'unreadable', reason: 'rack.ssh is not configured (probe: direct), so the rack\'s dhcpd.conf cannot be read', fix: `Add sites.${site.name}.rack.ssh to see the DHCP option 6 nodes are handed` };
+  let session: SshSession | undefined;
+  try {
+    session = await ssh.connect(rackTarget(site));
+    return await readRackDhcp(session, rack, site.name, cidr);
+  } catch (err) {
+    return { outcome: 'unreadable', reason: `no SSH session to the rack: ${describeError(err)}`, fix: `Check sites.${site.name}.rack.ssh` };
+  } finally {
+    session?.close();
+  }
+}
+
+async function probeDirect(rack: RackConfig, targets: ResolverAddress[]): Promise<RackProbe> {
   const results: SoaProbe[] = [];
   for (const t of targets) results.push({ observation: await probeSoaDirect(t, rack.zone) });
   return { probedBy: "the bot's own resolver (probe: direct)", results };

@@ -1,3 +1,5 @@
+import type { DhcpObservation } from '../dhcp/rack-dhcpd.ts';
+
 /** An SOA record's fields, as dig prints them and node's resolveSoa returns them. */
 export interface SoaRecord {
   mname: string;
@@ -45,6 +47,10 @@ export interface ResolverSnapshot {
   delegation?: ForwarderDelegation;
   /** rack.subnet is configured but could not be read or found in MAAS: why. */
   subnetProblem?: string;
+  /** DHCP option 6 for the node-facing subnet, read from the rack's dhcpd.conf (absent when rack.subnet's CIDR is not known). */
+  dhcp?: DhcpObservation;
+  /** MAAS's node-facing subnet (rack.subnet), when it was found: what option 6 MAAS renders for it. */
+  nodeSubnet?: { id: number; cidr: string; dns_servers: string[]; allow_dns: boolean };
 }
 
 /** MAAS's subnet hands nodes the forwarder instead of the rack (fix-resolver's change), and what the forwarder answered. */
@@ -59,4 +65,12 @@ export interface ForwarderDelegation {
 export function resolverLabel(host: string, port: number): string {
   const shown = host.includes(':') ? `[${host}]` : host;
   return port === 53 ? host : `${shown}:${port}`;
+}
+
+/** The host of a `host` or `host:port` label (IPv6 in brackets), as resolverLabel prints it. */
+export function hostOfLabel(label: string): string {
+  const bracketed = /^\[([^\]]+)\]/.exec(label);
+  if (bracketed) return bracketed[1] as string;
+  const parts = label.split(':');
+  return parts.length === 2 ? (parts[0] as string) : label;
 }

@@ -34,7 +34,7 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'sites', expect: 'answer' },
   { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report', note: 'Seed 000: the wiped API-server record' },
   { kind: 'command', user: 'operator', text: 'dns-check staging', expect: 'report' },
-  { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Seed 001: the isolated rack' },
+  { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: "Seed 001: the isolated rack, and the DHCP option 6 site-b's nodes are handed (read from the rack's dhcpd.conf)" },
   { kind: 'command', user: 'operator', text: 'resolver-check site-a', expect: 'report' },
   { kind: 'command', user: 'operator', text: 'mac-diff site-b', expect: 'report', note: 'Seed 001: the regenerated MACs' },
   { kind: 'command', user: 'operator', text: 'mac-diff site-a', expect: 'report' },
@@ -57,6 +57,6 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: 'The next scans mark both alerts resolved' },
   { kind: 'command', user: 'operator', text: 'scan prod', expect: 'alert' },
   { kind: 'command', user: 'operator', text: 'fix-resolver site-b', expect: 'report', note: "The resolver repair: the rack's forwarder (installed by the configured command), then the subnet's DNS in MAAS" },
-  { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 5, note: 'Approved: forwarder started and verified from the rack, subnet changed and read back, resolver-check run again' },
-  { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Nodes at site-b now resolve through the forwarder (the DHCP trap noted)' },
+  { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 5, note: "Approved: forwarder started and verified from the rack, subnet changed and read back, the rack's dhcpd.conf rewritten by MAAS (IP range re-saved), resolver-check run again" },
+  { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Nodes at site-b now resolve through the forwarder, and DHCP option 6 hands them only the forwarder' },
 ];

@@ -17,6 +17,8 @@ export const LAB_CHANNELS = { ops: 'C0OPS', alerts: 'C0ALERTS' } as const;
 export const SITE_B_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
 /** How long a lab machine takes to commission (the simulator's model of MAAS; real MAAS takes minutes). */
 export const LAB_COMMISSIONING_MS = 2_500;
+/** site-b's rack address (its resolver listens there), apart from the forwarder's: DHCP option 6 carries addresses only. */
+export const SITE_B_RACK_HOST = '127.0.1.2';
 /** site-b's rack.forwarderInstall, as the seed's runbook runs it on the rack. */
 export const SITE_B_FORWARDER_INSTALL = 'sudo /opt/dc/dc-rack-net.sh install';
 
@@ -75,6 +77,9 @@ export async function startLabWorld(): Promise<LabWorld> {
     for (const c of closers.reverse()) await Promise.resolve(c()).catch(() => undefined);
   };
   try {
+    const dir = mkdtempSync(join(tmpdir(), 'maas-chatops-lab-'));
+    closers.push(() => rmSync(dir, { recursive: true, force: true }));
+    const siteBDhcpd = join(dir, 'site-b-dhcpd.conf');
     const client = generateKeyPair('maas-chatops-lab');
     const apiKey = randomApiKey();
     const macs = macLabScenario();
@@ -83,7 +88,10 @@ export async function startLabWorld(): Promise<LabWorld> {
       scenario: scenario({
         machines: macs.maasMachines,
         dnsresources: dns.maasDnsResourceInputs.map((r) => dnsResource(r)),
-        subnets: [subnet({ id: SITE_B_SUBNET.id, cidr: SITE_B_SUBNET.cidr, name: 'site-b-metal', dns_servers: [], allow_dns: true, allow_proxy: true })],
+        subnets: [subnet({ id: SITE_B_SUBNET.id, cidr: SITE_B_SUBNET.cidr, name: 'site-b-metal', gateway_ip: '10.20.0.1', dns_servers: [], allow_dns: true, allow_proxy: true })],
+        // MAAS 3.7 writes site-b's dhcpd.conf; a subnet edit alone does not rewrite it, an IP range save does.
+        ipranges: [{ id: 7, type: 'dynamic', subnet: SITE_B_SUBNET.id, start_ip: '10.20.0.100', end_ip: '10.20.0.199', comment: 'site-b nodes', user: 'admin' }],
+        dhcp: { release: '3.7', regionIp: '10.0.0.5', racks: [{ ip: SITE_B_RACK_HOST, subnetIds: [SITE_B_SUBNET.id], configPath: siteBDhcpd }] },
       }),
       apiKeys: [apiKey],
       // Commissioning takes seconds here, not minutes: the demo shows it followed to Ready.
@@ -107,7 +115,7 @@ export async function startLabWorld(): Promise<LabWorld> {
     closers.push(() => forwarder.close());
     const racks: Record<string, LabRack> = {
       'site-a': await startLabRack({ mode: 'healthy', authorizedKey: client.publicKey }),
-      'site-b': await startLabRack({ mode: 'servfail', authorizedKey: client.publicKey, commandHandler: forwarder.commandHandler }),
+      'site-b': await startLabRack({ mode: 'servfail', resolverHost: SITE_B_RACK_HOST, authorizedKey: client.publicKey, commandHandler: forwarder.commandHandler }),
     };
     for (const r of Object.values(racks)) closers.push(() => r.close());
 
@@ -123,7 +131,7 @@ export async function startLabWorld(): Promise<LabWorld> {
       }
       const rack = racks[site.name];
       const siteB = site.name === 'site-b';
-      const extra = siteB ? { subnet: SITE_B_SUBNET.cidr, forwarder: `${forwarder.host}:${forwarder.port}` } : {};
+      const extra = siteB ? { subnet: SITE_B_SUBNET.cidr, forwarder: `${forwarder.host}:${forwarder.port}`, dhcpdConfig: siteBDhcpd } : {};
       sites[site.name] = {
         maas: 'region-a',
         machines: { zone: site.zone },
@@ -146,8 +154,6 @@ export async function startLabWorld(): Promise<LabWorld> {
       clusters,
       repair: { commissionPollInterval: '1s' },
     });
-    const dir = mkdtempSync(join(tmpdir(), 'maas-chatops-lab-'));
-    closers.push(() => rmSync(dir, { recursive: true, force: true }));
     const configPath = join(dir, 'maas-chatops.yaml');
     writeFileSync(configPath, configText, { mode: 0o600 });
     return { configPath, configText, env, maas, kube, racks, forwarder, vmHosts, close };

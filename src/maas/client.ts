@@ -13,6 +13,7 @@ import type {
   MaasMachine,
   MachineFilter,
   PowerParameters,
+  IpRange,
   MaasUser,
   MaasVersion,
   RackController,
@@ -218,6 +219,12 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     },
     listRackControllers() {
       return call<RackController[]>({ method: 'GET', path: 'rackcontrollers/' });
+    },
+    listIpRanges() {
+      return call<IpRange[]>({ method: 'GET', path: 'ipranges/' });
+    },
+    resaveIpRange(id, comment) {
+      return call<IpRange>({ method: 'PUT', path: `ipranges/${seg(id)}/`, form: [['comment', comment]] });
     },
     whoami() {
       return call<MaasUser>({ method: 'GET', path: 'users/?op=whoami' });

@@ -63,6 +63,18 @@ export interface Subnet {
   [key: string]: unknown;
 }
 
+/** An IP range as `GET ipranges/` renders it (api/ipranges.py DISPLAYED_IPRANGE_FIELDS). */
+export interface IpRange {
+  id: number;
+  type: string;
+  start_ip: string;
+  end_ip: string;
+  comment: string | null;
+  user?: { username: string } | string | null;
+  subnet: { id: number; cidr?: string } | number;
+  [key: string]: unknown;
+}
+
 export interface RackController {
   system_id: string;
   hostname: string;
@@ -128,6 +140,9 @@ export interface MaasClient {
   /** Always sends both allow_dns and allow_proxy, as the caller read them (MAAS keeps an omitted field on update, but the PUT says what it means). */
   updateSubnetDns(id: number, update: SubnetDnsUpdate): Promise<Subnet>;
   listRackControllers(): Promise<RackController[]>;
+  listIpRanges(): Promise<IpRange[]>;
+  /** `PUT ipranges/<id>/` with the range's own comment: nothing changes, but MAAS 3.7+ starts configure-dhcp on every IP range save (models/iprange.py). */
+  resaveIpRange(id: number, comment: string): Promise<IpRange>;
   /** The user behind the API key: mark_broken needs the machine's owner, mark_fixed and interface edits an admin. */
   whoami(): Promise<MaasUser>;
   /** The region's version (`GET version/`): some rules depend on it (NEW takes interface edits from 3.3). */

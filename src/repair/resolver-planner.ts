@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import { dhcpTrapFinding, evaluateResolver } from '../checks/resolver.ts';
+import { evaluateResolver } from '../checks/resolver.ts';
 import type { RackConfig } from '../config.ts';
 import { answersZone, type SiteResolverGather } from '../dns-probe/node-facing.ts';
 import { resolverLabel, type ResolverObservation } from '../dns-probe/types.ts';
@@ -27,6 +27,7 @@ export const STEP = {
   install: 'install-forwarder',
   verify: 'verify-forwarder',
   subnet: 'set-subnet-dns',
+  dhcp: 'check-dhcp',
   check: 'check-resolver',
 } as const;
 
@@ -126,6 +127,18 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
       params: { subnetId: subnet.id, cidr: subnet.cidr, from: { ...from }, to: { ...to } },
     });
   }
+  const dhcp = snapshot.dhcp;
+  if (dhcp?.outcome === 'read') {
+    steps.push({
+      subject: subnetSubject,
+      action: STEP.dhcp,
+      detail:
+        `read \`option domain-name-servers\` for ${subnet.cidr} in ${dhcp.path} on the rack (now ${dhcp.servers.join(', ') || '(none)'}); it must be ${to.dns_servers.join(', ')}. ` +
+        `If it is not (MAAS 3.7+ does not rewrite dhcpd.conf after a subnet edit; up to 3.6 it does), re-save one of the subnet's IP ranges unchanged (PUT ipranges/<id>/ with its own comment): ` +
+        `MAAS then rewrites dhcpd.conf and restarts dhcpd on the racks of that VLAN; read again, up to 60 s`,
+      params: { site, subnetId: subnet.id, cidr: subnet.cidr, expect: [...to.dns_servers] },
+    });
+  }
   steps.push({
     subject: site,
     action: STEP.check,
@@ -134,7 +147,6 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
   });
 
   const planFindings = [...findings];
-  if (!answersZone(snapshot.observation)) planFindings.push(dhcpTrapFinding({ ...snapshot, forwarder: forwarderLabel }, 'warning'));
   const install = steps.some((s) => s.action === STEP.install) ? 'start it with rack.forwarderInstall, ' : '';
   const change = steps.some((s) => s.action === STEP.subnet)
     ? `then set subnet ${subnet.cidr} to dns_servers ${forwarder.host} with allow_dns off (allow_proxy and managed sent as they are)`

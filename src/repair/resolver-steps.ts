@@ -11,11 +11,12 @@ import { sh, type SafeCommand } from '../ssh/shell-quote.ts';
 import { rackTarget } from '../ssh/targets.ts';
 import type { SshSession } from '../ssh/types.ts';
 import type { StepContext, StepRunner } from './executor.ts';
+import { settleRackDhcp, type DhcpStepOptions } from './resolver-dhcp-step.ts';
 import { commandDigest, describeState, differingFields, sameState, STEP, subnetState, type SubnetDnsState } from './resolver-planner.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
 
-export interface ResolverStepOptions {
+export interface ResolverStepOptions extends DhcpStepOptions {
   /** How long rack.forwarderInstall may run (default 120 s). */
   installTimeoutMs?: number;
   /** How often verify-forwarder asks before it gives up (default 3), and the pause between (default 1 s): a fresh forwarder may take a moment. */
@@ -37,6 +38,7 @@ export function resolverStepRunner(site: SiteConfig, adapters: Adapters, options
       if (step.action === STEP.install) return installForwarder(site, rack, adapters, step, context, options);
       if (step.action === STEP.verify) return verifyForwarder(site, rack, adapters, options);
       if (step.action === STEP.subnet) return setSubnetDns(site, adapters, step, context);
+      if (step.action === STEP.dhcp) return settleRackDhcp(site, rack, adapters, step, options);
       if (step.action === STEP.check) return checkResolver(site, adapters);
       return { outcome: 'refused', detail: `unknown fix-resolver step "${step.action}"` };
     },

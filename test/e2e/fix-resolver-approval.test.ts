@@ -60,7 +60,7 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
     );
     expect(plan.text).toMatch(/^CRITICAL: Plan: point nodes at site-b to the forwarder 127\.0\.0\.1:\d+: start it with rack\.forwarderInstall/);
     const blocks = JSON.stringify(plan.blocks);
-    for (const action of ['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-resolver', 'RESOLVER_DHCP_RACK_FIRST']) expect(blocks).toContain(action);
+    for (const action of ['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-dhcp', 'check-resolver', 'RESOLVER_DHCP_SERVERS', 'RESOLVER_DHCP_RACK_FIRST']) expect(blocks).toContain(action);
 
     await click(stack, 'U0LEAD1', plan);
     await stack.emulator.waitFor(() => ephemeralTo(stack, 'U0LEAD1').length === 1, { description: "the requester's refusal" });
@@ -79,15 +79,16 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
     expect(stack.site.installs()).toHaveLength(1);
     expect(stack.site.writes().map((c) => `${c.method} ${c.path} ${JSON.stringify(c.form)}`)).toEqual([
       'PUT /MAAS/api/2.0/subnets/20/ {"dns_servers":["127.0.0.1"],"allow_dns":["0"],"allow_proxy":["0"],"managed":["0"]}',
+      'PUT /MAAS/api/2.0/ipranges/7/ {"comment":["site-b nodes"]}',
     ]);
 
     await stack.emulator.waitFor(() => thread(stack, plan).length >= 5, { description: 'progress and summary in the thread' });
     const texts = thread(stack, plan).map((m) => m.text);
-    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 4 steps on 3 subjects/);
+    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 5 steps on 3 subjects/);
     expect(texts[1]).toMatch(/^forwarder 127\.0\.0\.1:\d+: ✅ install-forwarder verified .*→ ✅ verify-forwarder verified/);
-    expect(texts[2]).toMatch(/^subnet 10\.20\.0\.0\/24: ✅ set-subnet-dns verified .*\(read back\)/);
+    expect(texts[2]).toMatch(/^subnet 10\.20\.0\.0\/24: ✅ set-subnet-dns verified .*\(read back\).* → ✅ check-dhcp verified .*re-saved IP range 7 unchanged/);
     expect(texts[3]).toMatch(/^site-b: ✅ check-resolver verified \(Nodes at site-b resolve through the forwarder/);
-    expect(texts[4]).toMatch(/fix-resolver site-b done: 4 of 4 steps verified/);
+    expect(texts[4]).toMatch(/fix-resolver site-b done: 5 of 5 steps verified/);
     expect(stack.audit.filter((e) => e.kind === 'approval').map((e) => e.actor)).toEqual(['U0LEAD2']);
 
     const [check] = await resolverCheckJob.run(stack.site.ctx, { target: 'site-b' });

@@ -2,7 +2,8 @@
  * A rack-only site for the fix-resolver tests, all real parts on loopback: an ssh2 server that runs
  * commands in /bin/sh (the rack), the installed dig, a real dnsmasq that SERVFAILs as the rack's
  * resolver, a real dnsmasq as the forwarder (running, or started as a daemon by the configured
- * rack.forwarderInstall line), and the MAAS simulator holding the node-facing subnet.
+ * rack.forwarderInstall line), and the MAAS simulator holding the node-facing subnet, which writes
+ * the rack's dhcpd.conf (a real file the rack's shell reads) as MAAS 3.6 or 3.7 would.
  */
 import { randomInt } from 'node:crypto';
 import { createSocket } from 'node:dgram';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import type { JobContext } from '../../jobs/types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
-import { randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type SimRules, type SubnetInput } from '../../src/lab/maas-sim/index.ts';
+import { randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type SimIpRange, type SimRules, type SubnetInput } from '../../src/lab/maas-sim/index.ts';
 import { startDnsmasq } from '../../src/lab/rack-sim/index.ts';
 import { generateKeyPair, startSshServer, type CommandHandler, type SshSimServer } from '../../src/lab/ssh-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -21,6 +22,11 @@ import { createMaasClient } from '../../src/maas/client.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
 
 export const NODE_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
+/** The rack's own address (its resolver listens there), apart from the forwarder's 127.0.0.1: option 6 carries addresses only. */
+export const RACK_HOST = '127.0.1.2';
+export const REGION_IP = '10.0.0.5';
+/** The node-facing subnet's dynamic range: re-saving it has MAAS 3.7 rewrite dhcpd.conf. */
+export const DYNAMIC_RANGE = { id: 7, type: 'dynamic' as const, subnet: NODE_SUBNET.id, start_ip: '10.20.0.100', end_ip: '10.20.0.199', comment: 'site-b nodes', user: 'admin' };
 export const FORWARDER_SERIAL = 2026113005;
 
 export interface ResolverSiteOptions {
@@ -38,6 +44,10 @@ export interface ResolverSiteOptions {
   rules?: Partial<SimRules>;
   commandHandler?: CommandHandler;
   slackYaml?: string;
+  /** Which MAAS writes the rack's dhcpd.conf (default 3.7); `none`: rack.dhcpdConfig names a file that does not exist. */
+  dhcp?: '3.6' | '3.7' | 'none';
+  /** The subnet's IP ranges (default: DYNAMIC_RANGE). */
+  ipranges?: SimIpRange[];
 }
 
 export interface ResolverSite {
@@ -54,6 +64,8 @@ export interface ResolverSite {
   daemonLine: string;
   /** The SSH commands that ran rack.forwarderInstall. */
   installs(): string[];
+  /** The rack's dhcpd.conf (written by the simulator as MAAS would). */
+  dhcpdPath: string;
   /** The MAAS calls that changed something. */
   writes(): MaasSimulator['calls'];
   close(): Promise<void>;
@@ -70,7 +82,7 @@ export async function startResolverSite(options: ResolverSiteOptions = {}): Prom
     const pidFile = join(dir, 'forwarder.pid');
     closers.push(() => killDaemon(pidFile));
 
-    const rackResolver = await startDnsmasq({ mode: options.rackResolver ?? 'servfail' });
+    const rackResolver = await startDnsmasq({ mode: options.rackResolver ?? 'servfail', host: RACK_HOST });
     closers.push(() => rackResolver.close());
     let forwarderPort: number;
     if ((options.forwarder ?? 'running') === 'running') {
@@ -90,19 +102,27 @@ export async function startResolverSite(options: ResolverSiteOptions = {}): Prom
     closers.push(() => ssh.close());
 
     const apiKey = randomApiKey();
-    const subnets = [subnet({ ...NODE_SUBNET, name: 'site-b-metal', dns_servers: [], allow_dns: true, allow_proxy: false, managed: false, ...options.subnet }), ...(options.extraSubnets ?? []).map((s) => subnet(s))];
-    const maas = await startMaasSimulator({ scenario: scenario({ subnets }), apiKeys: [apiKey], ...(options.rules ? { rules: options.rules } : {}) });
+    const subnets = [
+      subnet({ ...NODE_SUBNET, name: 'site-b-metal', gateway_ip: '10.20.0.1', dns_servers: [], allow_dns: true, allow_proxy: false, managed: false, ...options.subnet }),
+      ...(options.extraSubnets ?? []).map((s) => subnet(s)),
+    ];
+    const dhcpdPath = join(dir, 'dhcpd.conf');
+    const release = options.dhcp ?? '3.7';
+    const dhcp = release === 'none' ? undefined : { release, regionIp: REGION_IP, racks: [{ ip: RACK_HOST, subnetIds: [NODE_SUBNET.id], configPath: dhcpdPath }] };
+    const world = scenario({ subnets, ipranges: options.ipranges ?? [DYNAMIC_RANGE], ...(dhcp ? { dhcp } : {}) });
+    const maas = await startMaasSimulator({ scenario: world, apiKeys: [apiKey], ...(options.rules ? { rules: options.rules } : {}) });
     closers.push(() => maas.close());
 
     const selector = options.subnetSelector === undefined ? NODE_SUBNET.cidr : options.subnetSelector;
     const rackLines = [
-      `      resolver: 127.0.0.1:${rackResolver.port}`,
+      `      resolver: ${RACK_HOST}:${rackResolver.port}`,
       '      zone: maas-internal',
       '      probe: ssh',
       `      ssh: { host: 127.0.0.1, port: ${ssh.port}, user: ops, privateKey: env:RACK_KEY, hostKey: "${ssh.hostKeyFingerprint}" }`,
       `      forwarder: 127.0.0.1:${forwarderPort}`,
       ...(install ? [`      forwarderInstall: ${JSON.stringify(install)}`] : []),
       ...(selector === null ? [] : [`      subnet: ${typeof selector === 'number' ? selector : JSON.stringify(selector)}`]),
+      `      dhcpdConfig: ${dhcpdPath}`,
     ];
     const yaml = [options.slackYaml ?? '', 'maas:', `  region-a: { url: ${maas.url}, apiKey: env:MAAS_KEY }`, 'sites:', '  site-b:', '    maas: region-a', '    rack:', ...rackLines, ''].join('\n');
     const env = { MAAS_KEY: apiKey, RACK_KEY: client.privateKey };
@@ -126,6 +146,7 @@ export async function startResolverSite(options: ResolverSiteOptions = {}): Prom
       forwarderPort,
       rackResolverPort: rackResolver.port,
       daemonLine,
+      dhcpdPath,
       installs: () => (install ? ssh.commands.filter((c) => c.startsWith('sh -c ')) : []),
       writes: () => maas.calls.filter((c) => c.method !== 'GET'),
       close,

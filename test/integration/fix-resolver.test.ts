@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,11 +12,12 @@ import { exitCodeFor, type Report } from '../../src/report.ts';
 import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
 import { resolverStepRunner } from '../../src/repair/resolver-steps.ts';
-import { FORWARDER_SERIAL, NODE_SUBNET, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
+import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
 
 // Real parts: the rack is an ssh2 server running commands in /bin/sh with the installed dig; the
 // rack's resolver is a dnsmasq that SERVFAILs its own zone; the forwarder is an authoritative
-// dnsmasq (already running, or started as a daemon by rack.forwarderInstall over SSH); MAAS is
+// dnsmasq (already running, or started as a daemon by rack.forwarderInstall over SSH); the rack's
+// dhcpd.conf is a real file the simulator writes as MAAS 3.7 (default) or 3.6 would; MAAS is
 // the simulator, which keeps an omitted allow_dns / allow_proxy / managed as MAAS does (APIEditMixin), or,
 // told to be a stricter peer that is not MAAS, resets them to true.
 
@@ -51,27 +52,33 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
     expect(planned?.plan?.steps.map((x) => `${x.subject} ${x.action}`)).toEqual([
       `forwarder 127.0.0.1:${s.forwarderPort} verify-forwarder`,
       'subnet 10.20.0.0/24 set-subnet-dns',
+      'subnet 10.20.0.0/24 check-dhcp',
       'site-b check-resolver',
     ]);
     expect(planned?.findings.map((f) => [f.code, f.severity])).toEqual([
       ['RESOLVER_SERVFAIL', 'critical'],
+      ['RESOLVER_DHCP_SERVERS', 'info'],
       ['RESOLVER_DHCP_RACK_FIRST', 'warning'],
     ]);
+    // Measured on the rack: MAAS's order with allow_dns on (the rack, the region, then dns_servers).
+    expect(planned?.findings[1]?.evidence).toMatchObject({ path: s.dhcpdPath, option6: [RACK_HOST, REGION_IP, '10.20.0.2'] });
+    expect(planned?.findings[2]?.fix).toMatch(/allow_dns is on for subnet 10\.20\.0\.0\/24, and then MAAS puts the rack first by design \(maasserver\/dhcp\.py/);
     expect(exitCodeFor([planned as Report])).toBe(1);
     expect(s.writes()).toEqual([]);
 
     const [applied] = await run(s, true);
-    expect(outcomes(applied)).toEqual(['verify-forwarder verified', 'set-subnet-dns verified', 'check-resolver verified']);
+    expect(outcomes(applied)).toEqual(['verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp verified', 'check-resolver verified']);
     expect(exitCodeFor([applied as Report])).toBe(0);
-    // Every step verified: the SERVFAIL is repaired, the DHCP trap stays as a warning with what to check.
-    expect(applied?.status).toBe('warning');
-    const trap = applied?.findings.find((f) => f.code === 'RESOLVER_DHCP_RACK_FIRST');
-    expect(trap).toMatchObject({ severity: 'warning', fix: expect.stringContaining('/etc/resolv.conf') });
-    expect(trap?.fix).toContain(`dig @127.0.0.1 -p ${s.rackResolverPort} maas-internal SOA\` still answers SERVFAIL`);
+    // MAAS 3.7 left dhcpd.conf as it was after the subnet edit; re-saving the range had it rewritten.
+    expect(applied?.results?.[2]?.detail).toBe(
+      `${s.dhcpdPath} handed out ${RACK_HOST}, ${REGION_IP}, 10.20.0.2 after the subnet edit; re-saved IP range 7 unchanged (MAAS 3.7+ rewrites dhcpd.conf on an IP range save, not on a subnet edit): now 127.0.0.1`,
+    );
 
     expect(s.writes().map((c) => `${c.method} ${c.path} ${JSON.stringify(c.form)}`)).toEqual([
       'PUT /MAAS/api/2.0/subnets/20/ {"dns_servers":["127.0.0.1"],"allow_dns":["0"],"allow_proxy":["0"],"managed":["0"]}',
+      `PUT /MAAS/api/2.0/ipranges/7/ {"comment":["${DYNAMIC_RANGE.comment}"]}`,
     ]);
+    expect(readFileSync(s.dhcpdPath, 'utf8')).toContain('option domain-name-servers 127.0.0.1;');
     const put = s.maas.calls.findIndex((c) => c.method === 'PUT');
     expect(s.maas.calls.slice(put + 1).some((c) => c.method === 'GET' && c.path === '/MAAS/api/2.0/subnets/20/')).toBe(true);
     expect(nodeSubnet(s)).toMatchObject({ dns_servers: ['127.0.0.1'], allow_dns: false, allow_proxy: false, managed: false });
@@ -83,17 +90,17 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
     );
     expect(check?.findings.map((f) => [f.code, f.severity])).toEqual([
       ['RESOLVER_OK', 'info'],
-      ['RESOLVER_DHCP_RACK_FIRST', 'info'],
+      ['RESOLVER_DHCP_SERVERS', 'info'],
     ]);
-    expect(check?.findings[0]?.evidence).toMatchObject({ nodeFacing: 'forwarder', rackResolver: `127.0.0.1:${s.rackResolverPort}`, subnet: { id: 20, allow_dns: false } });
-    expect(check?.findings[1]?.evidence).toMatchObject({ rackStatus: 'SERVFAIL' });
+    expect(check?.findings[0]?.evidence).toMatchObject({ nodeFacing: 'forwarder', rackResolver: `${RACK_HOST}:${s.rackResolverPort}`, subnet: { id: 20, allow_dns: false } });
+    expect(check?.findings[1]?.summary).toBe(`Nodes on 10.20.0.0/24 are handed DHCP option 6: 127.0.0.1, in that order (${s.dhcpdPath} on the rack)`);
 
     // Healthy now: a second fix-resolver has nothing to do and changes nothing.
     const [again] = await run(s, true);
     expect(again?.plan?.steps).toEqual([]);
     expect(again?.verdict).toMatch(/^Nothing to repair at site-b: the resolver is already healthy/);
     expect(exitCodeFor([again as Report])).toBe(0);
-    expect(s.writes()).toHaveLength(1);
+    expect(s.writes()).toHaveLength(2);
   });
 
   it('the read-back catches a PUT that forgets allow_proxy on a peer that resets it to true (not MAAS): the step fails', async () => {
@@ -117,7 +124,7 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
     const site_ = s.config.sites['site-b'];
     if (!site_) throw new Error('no site-b');
     const results = await executePlan(plan, { runner: resolverStepRunner(site_, forgetful), journal: memoryJournal(), maxSubjects: 50 });
-    expect(results.map((r) => `${r.action} ${r.outcome}`)).toEqual(['verify-forwarder verified', 'set-subnet-dns failed', 'check-resolver skipped']);
+    expect(results.map((r) => `${r.action} ${r.outcome}`)).toEqual(['verify-forwarder verified', 'set-subnet-dns failed', 'check-dhcp skipped', 'check-resolver skipped']);
     expect(results[1]?.detail).toMatch(/reads back .*allow_proxy on.*\(allow_proxy, managed not as sent\)/);
     expect(nodeSubnet(s)).toMatchObject({ allow_proxy: true, managed: true });
   });
@@ -127,7 +134,7 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
     const [report] = await run(s, true);
     expect(report?.plan?.steps).toEqual([]);
     expect(report?.verdict).toMatch(new RegExp(`^Refused for site-b: the forwarder 127\\.0\\.0\\.1:${s.forwarderPort} does not reply .*MAAS is never pointed at a server that does not answer: start the forwarder on the rack \\(or set sites\\.site-b\\.rack\\.forwarderInstall`));
-    expect(report?.findings.map((f) => f.code)).toEqual(['RESOLVER_SERVFAIL', 'REPAIR_REFUSED']);
+    expect(report?.findings.map((f) => f.code)).toEqual(['RESOLVER_SERVFAIL', 'RESOLVER_DHCP_SERVERS', 'RESOLVER_DHCP_RACK_FIRST', 'REPAIR_REFUSED']);
     expect(exitCodeFor([report as Report])).toBe(2);
     expect(s.writes()).toEqual([]);
   });
@@ -135,21 +142,21 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
   it('runs forwarderInstall as configured (sh -c, one quoted argument) when the forwarder is down: a real dnsmasq daemon starts, then the subnet changes', async () => {
     const s = await site({ forwarder: 'stopped', install: 'daemon' });
     const [planned] = await run(s, false);
-    expect(planned?.plan?.steps.map((x) => x.action)).toEqual(['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-resolver']);
+    expect(planned?.plan?.steps.map((x) => x.action)).toEqual(['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-dhcp', 'check-resolver']);
     expect(planned?.plan?.steps[0]?.detail).toContain(`with sh -c: ${s.daemonLine}`);
     expect(s.installs()).toEqual([]);
 
     const [applied] = await run(s, true);
-    expect(outcomes(applied)).toEqual(['install-forwarder verified', 'verify-forwarder verified', 'set-subnet-dns verified', 'check-resolver verified']);
+    expect(outcomes(applied)).toEqual(['install-forwarder verified', 'verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp verified', 'check-resolver verified']);
     expect(s.installs()).toEqual([`sh -c '${s.daemonLine}'`]);
     expect(applied?.results?.[1]?.detail).toContain(`serial ${FORWARDER_SERIAL}`);
-    expect(s.writes()).toHaveLength(1);
+    expect(s.writes()).toHaveLength(2);
   });
 
   it('a forwarderInstall that exits 0 but starts nothing: verify fails, the plan stops, MAAS is not touched', async () => {
     const s = await site({ forwarder: 'stopped', install: 'noop' });
     const [applied] = await run(s, true);
-    expect(outcomes(applied)).toEqual(['install-forwarder verified', 'verify-forwarder failed', 'set-subnet-dns skipped', 'check-resolver skipped']);
+    expect(outcomes(applied)).toEqual(['install-forwarder verified', 'verify-forwarder failed', 'set-subnet-dns skipped', 'check-dhcp skipped', 'check-resolver skipped']);
     expect(applied?.results?.[1]?.detail).toMatch(/does not reply .*asked 3 times.*MAAS is not pointed at a server that does not answer/);
     expect(applied?.verdict).toMatch(/STOPPED at forwarder 127\.0\.0\.1:\d+ \(verify-forwarder\)/);
     expect(exitCodeFor([applied as Report])).toBe(2);
@@ -159,7 +166,7 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
   it('a forwarderInstall that fails: its exit status and last line are reported, nothing else runs', async () => {
     const s = await site({ forwarder: 'stopped', install: () => "echo 'dc-rack-net: no alias on br-metal' >&2; exit 3" });
     const [applied] = await run(s, true);
-    expect(outcomes(applied)).toEqual(['install-forwarder failed', 'verify-forwarder skipped', 'set-subnet-dns skipped', 'check-resolver skipped']);
+    expect(outcomes(applied)).toEqual(['install-forwarder failed', 'verify-forwarder skipped', 'set-subnet-dns skipped', 'check-dhcp skipped', 'check-resolver skipped']);
     expect(applied?.results?.[0]?.detail).toBe('rack.forwarderInstall exited 3 on 127.0.0.1: dc-rack-net: no alias on br-metal');
     expect(s.writes()).toEqual([]);
   });
@@ -181,8 +188,8 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
   it('finds the subnet by its MAAS id as well', async () => {
     const s = await site({ subnetSelector: NODE_SUBNET.id, extraSubnets: [{ id: 31, cidr: '10.31.0.0/24' }] });
     const [applied] = await run(s, true);
-    expect(outcomes(applied)).toEqual(['verify-forwarder verified', 'set-subnet-dns verified', 'check-resolver verified']);
-    expect(s.writes().map((c) => c.path)).toEqual(['/MAAS/api/2.0/subnets/20/']);
+    expect(outcomes(applied)).toEqual(['verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp verified', 'check-resolver verified']);
+    expect(s.writes().map((c) => c.path)).toEqual(['/MAAS/api/2.0/subnets/20/', '/MAAS/api/2.0/ipranges/7/']);
   });
 
   it('a healthy rack resolver: nothing to repair, exit 0, nothing written', async () => {
@@ -204,12 +211,16 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
       const io = { out: (x: string) => void out.push(x), err: () => undefined };
       const env = { ...s.env, USER: 'ops', LOG_LEVEL: 'silent' };
       expect(await main(['fix-resolver', 'site-b', '--config', file, '--json'], io, env)).toBe(1);
-      expect(JSON.parse(out[0] ?? '{}')).toMatchObject({ kind: 'fix-resolver', target: 'site-b', plan: { steps: [{ action: 'verify-forwarder' }, { action: 'set-subnet-dns' }, { action: 'check-resolver' }] } });
+      expect(JSON.parse(out[0] ?? '{}')).toMatchObject({
+        kind: 'fix-resolver',
+        target: 'site-b',
+        plan: { steps: [{ action: 'verify-forwarder' }, { action: 'set-subnet-dns' }, { action: 'check-dhcp' }, { action: 'check-resolver' }] },
+      });
       expect(s.writes()).toEqual([]);
       expect(await main(['fix-resolver', 'site-b', '--config', file, '--json', '--apply'], io, env)).toBe(0);
       const applied = JSON.parse(out[1] ?? '{}') as Report;
-      expect(applied.verdict).toBe('fix-resolver site-b done: 3 of 3 steps verified (applied by terminal:ops)');
-      expect(s.writes()).toHaveLength(1);
+      expect(applied.verdict).toBe('fix-resolver site-b done: 4 of 4 steps verified (applied by terminal:ops)');
+      expect(s.writes()).toHaveLength(2);
       const printed = out.join('\n');
       expect(printed).not.toContain(s.env.MAAS_KEY);
       expect(printed).not.toContain('PRIVATE KEY');

@@ -1,4 +1,7 @@
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OAuth from 'oauth-1.0a';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -164,5 +167,59 @@ describe('subnets PUT (forms/subnet.py, APIEditMixin in forms/__init__.py)', () 
     const bad = await raw('PUT', 'subnets/9/', { form: 'dns_servers=resolver.example&allow_dns=0&allow_proxy=0' });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('Invalid IP address: resolver.example');
+  });
+});
+
+describe('DHCP: when MAAS rewrites the rack dhcpd.conf (models/signals/subnet.py, triggers/system.py in 3.6, models/iprange.py)', () => {
+  let dir: string;
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function startDhcp(release: '3.6' | '3.7', options: { userIsAdmin?: boolean; owner?: string } = {}): Promise<string> {
+    dir = mkdtempSync(join(tmpdir(), 'maas-sim-dhcp-'));
+    const configPath = join(dir, 'dhcpd.conf');
+    key = randomApiKey();
+    const world = scenario({
+      ...(options.userIsAdmin === false ? { userIsAdmin: false } : {}),
+      subnets: [subnet({ id: 9, cidr: '10.20.0.0/24', gateway_ip: '10.20.0.1', dns_servers: [], allow_dns: true })],
+      ipranges: [{ id: 3, type: 'dynamic', subnet: 9, start_ip: '10.20.0.100', end_ip: '10.20.0.199', comment: 'nodes', user: options.owner ?? 'admin' }],
+      dhcp: { release, regionIp: '10.0.0.5', racks: [{ ip: '10.20.0.2', subnetIds: [9], configPath }] },
+    });
+    sim = await startMaasSimulator({ scenario: world, apiKeys: [key] });
+    return configPath;
+  }
+  const option6 = (path: string) => /option domain-name-servers ([^;]+);/.exec(readFileSync(path, 'utf8'))?.[1];
+
+  it('the racks write dhcpd.conf as MAAS renders it: with allow_dns on, the rack first and the region last, then dns_servers', async () => {
+    const path = await startDhcp('3.7');
+    expect(option6(path)).toBe('10.20.0.2, 10.0.0.5');
+  });
+
+  it('3.6: a dns_servers / allow_dns change has the racks rewrite dhcpd.conf (the sys_dhcp_subnet_update trigger)', async () => {
+    const path = await startDhcp('3.6');
+    await raw('PUT', 'subnets/9/', { form: 'dns_servers=10.20.0.53&allow_dns=0' });
+    expect(option6(path)).toBe('10.20.0.53');
+  });
+
+  it('3.7: a dns_servers / allow_dns change leaves dhcpd.conf as it was (signals watch vlan_id only)', async () => {
+    const path = await startDhcp('3.7');
+    await raw('PUT', 'subnets/9/', { form: 'dns_servers=10.20.0.53&allow_dns=0' });
+    expect(option6(path)).toBe('10.20.0.2, 10.0.0.5');
+  });
+
+  it('ipranges PUT: a save that changes nothing starts configure-dhcp, and the racks rewrite dhcpd.conf', async () => {
+    const path = await startDhcp('3.7');
+    await raw('PUT', 'subnets/9/', { form: 'dns_servers=10.20.0.53&allow_dns=0' });
+    const put = await raw('PUT', 'ipranges/3/', { form: 'comment=nodes' });
+    expect(put.status).toBe(200);
+    expect(JSON.parse(put.text)).toMatchObject({ id: 3, type: 'dynamic', comment: 'nodes', subnet: { id: 9, cidr: '10.20.0.0/24' } });
+    expect(option6(path)).toBe('10.20.0.53');
+    expect(sim.state.ipranges?.[0]).toMatchObject({ start_ip: '10.20.0.100', end_ip: '10.20.0.199', comment: 'nodes' });
+  });
+
+  it('ipranges PUT: a user who is neither admin nor the owner gets 403 and nothing is rewritten', async () => {
+    const path = await startDhcp('3.7', { userIsAdmin: false, owner: 'someone-else' });
+    const before = readFileSync(path, 'utf8');
+    expect(await raw('PUT', 'ipranges/3/', { form: 'comment=nodes' })).toEqual({ status: 403, text: "Unable to modify IP range. You don't own the IP range." });
+    expect(readFileSync(path, 'utf8')).toBe(before);
   });
 });

@@ -28,5 +28,6 @@ export {
   type SubnetInput,
 } from './scenario.ts';
 export type { SimRules } from './sim-http.ts';
+export { configureDhcp, option6For, renderDhcpdConf, type SimDhcp, type SimDhcpRack, type SimIpRange } from './dhcp.ts';
 export { INTERFACE_STATE_CONFLICT } from './interfaces.ts';
 export { INVALID_API_KEY } from './oauth-verify.ts';

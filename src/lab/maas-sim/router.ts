@@ -1,6 +1,7 @@
 /** Which handler answers which MAAS 2.0 path and method. */
 import { getDnsResource, listDnsResources, updateDnsResource } from './dns-resources.ts';
 import { getInterface, listInterfaces, updateInterface } from './interfaces.ts';
+import { getIpRange, listIpRanges, updateIpRange } from './ipranges.ts';
 import { commission, getMachine, listMachines, markBroken, markFixed, powerParameters, setLocked } from './machines.ts';
 import { rackControllerJson } from './render.ts';
 import { getSubnet, listSubnets, updateSubnet } from './subnets.ts';
@@ -55,6 +56,14 @@ const ROUTES: Route[] = [
     handlers: {
       GET: (ctx, _req, [id]) => getSubnet(ctx, id ?? ''),
       PUT: (ctx, req, [id]) => updateSubnet(ctx, req, id ?? ''),
+    },
+  },
+  { pattern: ['ipranges', ''], handlers: { GET: (ctx) => listIpRanges(ctx) } },
+  {
+    pattern: ['ipranges', '*', ''],
+    handlers: {
+      GET: (ctx, _req, [id]) => getIpRange(ctx, id ?? ''),
+      PUT: (ctx, req, [id]) => updateIpRange(ctx, req, id ?? ''),
     },
   },
   {

@@ -2,6 +2,7 @@
  * The state a MAAS simulator serves. Plain, JSON-serialisable objects: a scenario can be written
  * to a file, cloned with structuredClone, and changed by a test between two calls.
  */
+import type { SimDhcp, SimIpRange } from './dhcp.ts';
 import { NODE_STATUS, statusCode } from '../../maas/node-status.ts';
 
 export type SimInterfaceType = 'physical' | 'bond' | 'bridge' | 'vlan' | 'alias';
@@ -125,6 +126,10 @@ export interface MaasScenario {
   zones?: string[];
   pools?: string[];
   tags?: string[];
+  /** IP ranges (api/ipranges.py); saving one starts MAAS's DHCP reconfiguration (see dhcp.ts). */
+  ipranges?: SimIpRange[];
+  /** The racks that serve DHCP and where their dhcpd.conf lives: the simulator writes it as MAAS would. */
+  dhcp?: SimDhcp;
 }
 
 // ---------------------------------------------------------------- builders
@@ -314,6 +319,8 @@ export interface ScenarioInput {
   zones?: string[];
   pools?: string[];
   tags?: string[];
+  ipranges?: SimIpRange[];
+  dhcp?: SimDhcp;
 }
 
 /**
@@ -334,6 +341,8 @@ export function scenario(input: ScenarioInput = {}): MaasScenario {
     ...(input.zones ? { zones: input.zones } : {}),
     ...(input.pools ? { pools: input.pools } : {}),
     ...(input.tags ? { tags: input.tags } : {}),
+    ...(input.ipranges ? { ipranges: input.ipranges } : {}),
+    ...(input.dhcp ? { dhcp: input.dhcp } : {}),
   });
   assignNodeIds(out);
   assignInterfaceIds(out);

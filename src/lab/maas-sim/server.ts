@@ -6,6 +6,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo } from 'node:net';
 import { verifyOAuth } from './oauth-verify.ts';
 import { API_PATH } from './render.ts';
+import { configureDhcp } from './dhcp.ts';
 import { route } from './router.ts';
 import { scenario as normaliseScenario, type MaasScenario } from './scenario.ts';
 import { advanceCommissioning } from './machines.ts';
@@ -75,6 +76,7 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
     timing: { commissioningMs: 0, nodeTimeoutMinutes: 30, statusMonitor: true, ...options.timing },
     now: options.clock ?? Date.now,
   };
+  configureDhcp(ctx.state);
   const calls: MaasSimCall[] = [];
   const faults: MaasFault[] = [];
   const timers = new Set<NodeJS.Timeout>();

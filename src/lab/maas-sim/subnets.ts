@@ -1,5 +1,6 @@
 /** subnets/ as canonical/maas serves it (api/subnets.py, forms/subnet.py, fields.py IPListFormField). */
 import { isIP } from 'node:net';
+import { configureDhcp, dhcpFieldsChanged } from './dhcp.ts';
 import { subnetJson } from './render.ts';
 import { forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
@@ -41,6 +42,7 @@ export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimR
     return value === undefined ? omitted(current) : truthy(value);
   };
 
+  const before = structuredClone(s);
   s.dns_servers = dnsServers;
   s.allow_dns = flag('allow_dns', s.allow_dns);
   s.allow_proxy = flag('allow_proxy', s.allow_proxy);
@@ -51,5 +53,7 @@ export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimR
   if (description !== undefined) s.description = description;
   const gateway = lastValue(form, 'gateway_ip');
   if (gateway !== undefined) s.gateway_ip = gateway === '' ? null : gateway;
+  // Up to 3.6 a database trigger has the racks rewrite dhcpd.conf; 3.7 starts nothing for these fields.
+  if (ctx.state.dhcp?.release === '3.6' && s.vlan.dhcp_on && dhcpFieldsChanged(before, s)) configureDhcp(ctx.state, s.id);
   return ok(subnetJson(s));
 }

@@ -8,6 +8,8 @@ export interface LabRackOptions {
   authorizedKey: string;
   zone?: string;
   serial?: number;
+  /** The loopback address the rack's resolver listens on (default 127.0.0.1): the rack's own address, as DHCP option 6 names it. */
+  resolverHost?: string;
   /** Answers some commands itself (e.g. fix-resolver's forwarderInstall); the rest run in /bin/sh. */
   commandHandler?: CommandHandler;
 }
@@ -18,14 +20,19 @@ export interface LabRack {
   /** True when dig is the stand-in (bind9-dnsutils is not installed). */
   digStubbed: boolean;
   /** The site's `rack:` config block for this rack, with privateKey as the given reference. */
-  rackConfig(privateKeyRef: string, extra?: { forwarder?: string; subnet?: string }): Record<string, unknown>;
+  rackConfig(privateKeyRef: string, extra?: { forwarder?: string; subnet?: string; dhcpdConfig?: string }): Record<string, unknown>;
   close(): Promise<void>;
 }
 
 /** A whole simulated rack: its resolver in the given mode, and an SSH server where dig runs. */
 export async function startLabRack(options: LabRackOptions): Promise<LabRack> {
   const dig = digPathPrefix();
-  const resolver = await startRack({ mode: options.mode, ...(options.zone ? { zone: options.zone } : {}), ...(options.serial ? { serial: options.serial } : {}) });
+  const resolver = await startRack({
+    mode: options.mode,
+    ...(options.zone ? { zone: options.zone } : {}),
+    ...(options.serial ? { serial: options.serial } : {}),
+    ...(options.resolverHost ? { host: options.resolverHost } : {}),
+  });
   let ssh: SshSimServer;
   try {
     ssh = await startSshServer({

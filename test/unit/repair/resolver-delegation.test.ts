@@ -1,19 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateResolver } from '../../../src/checks/resolver.ts';
 import { delegatesTo, findSubnet } from '../../../src/dns-probe/node-facing.ts';
+import type { DhcpObservation } from '../../../src/dhcp/rack-dhcpd.ts';
 import type { ResolverObservation, ResolverSnapshot } from '../../../src/dns-probe/types.ts';
 import type { Subnet } from '../../../src/maas/types.ts';
 
 // resolver-check once fix-resolver has run: MAAS's subnet points nodes at the forwarder, so the
-// forwarder is judged, and the rack's own resolver is a note (the DHCP trap).
+// forwarder is judged; what the rack's dhcpd.conf hands out is measured, never guessed.
 
 const SOA = { mname: 'ns1.maas-internal.', rname: 'hostmaster.maas-internal.', serial: 42, refresh: 1, retry: 1, expire: 1, minimum: 1 };
 const OK: ResolverObservation = { outcome: 'reply', status: 'NOERROR', statusLine: 'status: NOERROR', soa: SOA };
 const SERVFAIL: ResolverObservation = { outcome: 'reply', status: 'SERVFAIL', statusLine: 'status: SERVFAIL', soa: null };
 const SILENT: ResolverObservation = { outcome: 'no-reply', detail: ';; communications error to 10.20.0.53#53: timed out' };
 
-function snapshot(rack: ResolverObservation, forwarder?: ResolverObservation): ResolverSnapshot {
+const DHCPD = '/var/snap/maas/common/maas/dhcpd.conf';
+const read = (servers: string[]): DhcpObservation => ({ outcome: 'read', path: DHCPD, subnet: '10.20.0.0/24', servers, scope: 'subnet', otherScopes: [] });
+const FRESH = read(['10.20.0.53']);
+const STALE = read(['10.20.0.2', '10.0.0.5']);
+
+function snapshot(rack: ResolverObservation, forwarder?: ResolverObservation, dhcp?: DhcpObservation): ResolverSnapshot {
   return {
+    ...(dhcp ? { dhcp, nodeSubnet: { id: 20, cidr: '10.20.0.0/24', dns_servers: ['10.20.0.53'], allow_dns: false } } : {}),
     site: 'site-b',
     resolver: '10.20.0.2',
     zone: 'maas-internal',
@@ -26,12 +33,14 @@ function snapshot(rack: ResolverObservation, forwarder?: ResolverObservation): R
 
 describe('evaluateResolver with the subnet pointing nodes at the forwarder', () => {
   it.each([
-    ['rack SERVFAIL, forwarder answers: healthy, the trap as info', SERVFAIL, OK, [['RESOLVER_OK', 'info'], ['RESOLVER_DHCP_RACK_FIRST', 'info']]],
-    ['rack answers, forwarder answers: healthy, no trap note', OK, OK, [['RESOLVER_OK', 'info']]],
-    ['rack SERVFAIL, forwarder SERVFAIL: critical about the forwarder', SERVFAIL, SERVFAIL, [['RESOLVER_SERVFAIL', 'critical'], ['RESOLVER_DHCP_RACK_FIRST', 'info']]],
-    ['rack SERVFAIL, forwarder silent: critical about the forwarder', SERVFAIL, SILENT, [['RESOLVER_NO_REPLY', 'critical'], ['RESOLVER_DHCP_RACK_FIRST', 'info']]],
-  ])('%s', (_what, rack, forwarder, expected) => {
-    const { findings } = evaluateResolver(snapshot(rack, forwarder));
+    ['rack SERVFAIL, forwarder answers, option 6 the forwarder: healthy', SERVFAIL, OK, FRESH, [['RESOLVER_OK', 'info'], ['RESOLVER_DHCP_SERVERS', 'info']]],
+    ['rack answers, forwarder answers, option 6 still the rack: stale, but the rack answers', OK, OK, STALE, [['RESOLVER_OK', 'info'], ['RESOLVER_DHCP_SERVERS', 'warning']]],
+    ['rack SERVFAIL, forwarder answers, option 6 still the rack first: measured, a warning', SERVFAIL, OK, STALE, [['RESOLVER_OK', 'info'], ['RESOLVER_DHCP_SERVERS', 'warning'], ['RESOLVER_DHCP_RACK_FIRST', 'warning']]],
+    ['rack SERVFAIL, forwarder SERVFAIL: critical about the forwarder', SERVFAIL, SERVFAIL, FRESH, [['RESOLVER_SERVFAIL', 'critical'], ['RESOLVER_DHCP_SERVERS', 'info']]],
+    ['rack SERVFAIL, forwarder silent: critical about the forwarder', SERVFAIL, SILENT, FRESH, [['RESOLVER_NO_REPLY', 'critical'], ['RESOLVER_DHCP_SERVERS', 'info']]],
+    ['dhcpd.conf unreadable: one info line, the verdict on dig alone', SERVFAIL, OK, { outcome: 'unreadable', reason: 'no dhcpd.conf', fix: 'set it' } as const, [['RESOLVER_OK', 'info'], ['RESOLVER_DHCP_UNREAD', 'info']]],
+  ])('%s', (_what, rack, forwarder, dhcp, expected) => {
+    const { findings } = evaluateResolver(snapshot(rack, forwarder, dhcp));
     expect(findings.map((f) => [f.code, f.severity])).toEqual(expected);
     expect(findings[0]?.evidence).toMatchObject({ resolver: '10.20.0.53', nodeFacing: 'forwarder', rackResolver: '10.20.0.2', subnet: { id: 20, allow_dns: false } });
   });
@@ -43,6 +52,13 @@ describe('evaluateResolver with the subnet pointing nodes at the forwarder', () 
     const failing = evaluateResolver(snapshot(SERVFAIL, SILENT));
     expect(failing.verdict).toMatch(/^MAAS points nodes at site-b to the forwarder 10\.20\.0\.53, and it fails: No reply/);
     expect(failing.findings[0]?.fix).toMatch(/already points nodes at 10\.20\.0\.53, so the forwarder itself must answer/);
+  });
+
+  it('a stale option 6 with the rack first names the cause: MAAS renders only dns_servers with allow_dns off, and 3.7 does not rewrite dhcpd.conf on a subnet edit', () => {
+    const rackFirst = evaluateResolver(snapshot(SERVFAIL, OK, STALE)).findings.find((f) => f.code === 'RESOLVER_DHCP_RACK_FIRST');
+    expect(rackFirst?.evidence).toMatchObject({ option6: ['10.20.0.2', '10.0.0.5'], rackStatus: 'SERVFAIL' });
+    expect(rackFirst?.evidence.cause).toContain('models/signals/subnet.py watches only vlan_id');
+    expect(rackFirst?.evidence.cause).toContain('sys_dhcp_subnet_update');
   });
 
   it('without a delegation the rack resolver is judged as before', () => {

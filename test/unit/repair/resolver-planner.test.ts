@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RackConfig } from '../../../src/config.ts';
 import type { SiteResolverGather } from '../../../src/dns-probe/node-facing.ts';
+import type { DhcpObservation } from '../../../src/dhcp/rack-dhcpd.ts';
 import type { ResolverObservation } from '../../../src/dns-probe/types.ts';
 import type { Subnet } from '../../../src/maas/types.ts';
 import { commandDigest, configRefusal, planResolverRepair, type ResolverRepairInput } from '../../../src/repair/resolver-planner.ts';
@@ -26,7 +27,14 @@ function maasSubnet(over: Partial<Subnet> = {}): Subnet {
   return { id: 20, name: 'metal', cidr: '10.20.0.0/24', dns_servers: [], allow_dns: true, allow_proxy: false, managed: true, ...over };
 }
 
-function input(opts: { rack?: Partial<RackConfig> | null; rackObs?: ResolverObservation; forwarderObs?: ResolverObservation; subnets?: Subnet[] | { problem: string }; delegated?: boolean }): ResolverRepairInput {
+function input(opts: {
+  rack?: Partial<RackConfig> | null;
+  rackObs?: ResolverObservation;
+  forwarderObs?: ResolverObservation;
+  subnets?: Subnet[] | { problem: string };
+  delegated?: boolean;
+  dhcp?: DhcpObservation;
+}): ResolverRepairInput {
   const rack = opts.rack === null ? undefined : { ...RACK, ...opts.rack };
   const subnets = opts.subnets ?? [maasSubnet()];
   const match = Array.isArray(subnets) ? (subnets.length === 1 ? { subnet: subnets[0] as Subnet } : { problem: `MAAS has ${subnets.length} subnets with CIDR 10.20.0.0/24` }) : subnets;
@@ -39,6 +47,8 @@ function input(opts: { rack?: Partial<RackConfig> | null; rackObs?: ResolverObse
       probedBy: 'dig on the rack (ops@10.20.0.2) over SSH',
       forwarder: '10.20.0.53',
       observation: opts.rackObs ?? SERVFAIL,
+      ...(opts.dhcp ? { dhcp: opts.dhcp } : {}),
+      ...('subnet' in match ? { nodeSubnet: { id: 20, cidr: '10.20.0.0/24', dns_servers: match.subnet.dns_servers, allow_dns: match.subnet.allow_dns } } : {}),
       ...(opts.delegated && 'subnet' in match
         ? { delegation: { subnet: { id: 20, cidr: '10.20.0.0/24', dns_servers: match.subnet.dns_servers, allow_dns: false }, forwarder: '10.20.0.53', observation: forwarder } }
         : {}),
@@ -107,16 +117,23 @@ describe('planResolverRepair', () => {
     }
   });
 
-  it('reports the DHCP trap as a warning with what to check, and keeps the check findings', () => {
-    const plan = planResolverRepair(input({}));
+  it('reports the rack first as measured in its dhcpd.conf, with the cause MAAS\'s source shows, and plans check-dhcp after the subnet change', () => {
+    const dhcp: DhcpObservation = { outcome: 'read', path: '/var/snap/maas/common/maas/dhcpd.conf', subnet: '10.20.0.0/24', servers: ['10.20.0.2', '10.0.0.5'], scope: 'subnet', otherScopes: [] };
+    const plan = planResolverRepair(input({ dhcp }));
     expect(plan.findings.map((f) => [f.code, f.severity])).toEqual([
       ['RESOLVER_SERVFAIL', 'critical'],
+      ['RESOLVER_DHCP_SERVERS', 'info'],
       ['RESOLVER_DHCP_RACK_FIRST', 'warning'],
     ]);
-    const trap = plan.findings[1];
-    expect(trap?.fix).toContain('/etc/resolv.conf');
-    expect(trap?.fix).toContain('option domain-name-servers');
-    expect(trap?.fix).toContain('`dig @10.20.0.2 maas-internal SOA` still answers SERVFAIL');
+    expect(plan.findings[2]?.fix).toMatch(/^Cause: allow_dns is on for subnet 10\.20\.0\.0\/24, and then MAAS puts the rack first by design/);
+    expect(plan.steps.map((s) => s.action)).toEqual(['verify-forwarder', 'set-subnet-dns', 'check-dhcp', 'check-resolver']);
+    expect(plan.steps[2]?.params).toEqual({ site: 'site-b', subnetId: 20, cidr: '10.20.0.0/24', expect: ['10.20.0.53'] });
+  });
+
+  it('without a readable dhcpd.conf: no rack-first guess and no check-dhcp step', () => {
+    const plan = planResolverRepair(input({}));
+    expect(plan.findings.map((f) => f.code)).toEqual(['RESOLVER_SERVFAIL']);
+    expect(plan.steps.map((s) => s.action)).toEqual(['verify-forwarder', 'set-subnet-dns', 'check-resolver']);
   });
 
   it('names the install command in the detail and its digest in the params; another command is another plan', () => {
