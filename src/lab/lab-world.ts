@@ -91,7 +91,8 @@ export async function startLabWorld(): Promise<LabWorld> {
         subnets: [subnet({ id: SITE_B_SUBNET.id, cidr: SITE_B_SUBNET.cidr, name: 'site-b-metal', gateway_ip: '10.20.0.1', dns_servers: [], allow_dns: true, allow_proxy: true })],
         // MAAS 3.7 writes site-b's dhcpd.conf; a subnet edit alone does not rewrite it, an IP range save does.
         ipranges: [{ id: 7, type: 'dynamic', subnet: SITE_B_SUBNET.id, start_ip: '10.20.0.100', end_ip: '10.20.0.199', comment: 'site-b nodes', user: 'admin' }],
-        dhcp: { release: '3.7', regionIp: '10.0.0.5', racks: [{ ip: SITE_B_RACK_HOST, subnetIds: [SITE_B_SUBNET.id], configPath: siteBDhcpd }] },
+        version: '3.7.3',
+        dhcp: { regionIp: '10.0.0.5', racks: [{ ip: SITE_B_RACK_HOST, subnetIds: [SITE_B_SUBNET.id], configPath: siteBDhcpd }] },
       }),
       apiKeys: [apiKey],
       // Commissioning takes seconds here, not minutes: the demo shows it followed to Ready.

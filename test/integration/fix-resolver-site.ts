@@ -108,8 +108,9 @@ export async function startResolverSite(options: ResolverSiteOptions = {}): Prom
     ];
     const dhcpdPath = join(dir, 'dhcpd.conf');
     const release = options.dhcp ?? '3.7';
-    const dhcp = release === 'none' ? undefined : { release, regionIp: REGION_IP, racks: [{ ip: RACK_HOST, subnetIds: [NODE_SUBNET.id], configPath: dhcpdPath }] };
-    const world = scenario({ subnets, ipranges: options.ipranges ?? [DYNAMIC_RANGE], ...(dhcp ? { dhcp } : {}) });
+    const dhcp = release === 'none' ? undefined : { regionIp: REGION_IP, racks: [{ ip: RACK_HOST, subnetIds: [NODE_SUBNET.id], configPath: dhcpdPath }] };
+    const version = release === '3.6' ? '3.6.5' : '3.7.3';
+    const world = scenario({ version, subnets, ipranges: options.ipranges ?? [DYNAMIC_RANGE], ...(dhcp ? { dhcp } : {}) });
     const maas = await startMaasSimulator({ scenario: world, apiKeys: [apiKey], ...(options.rules ? { rules: options.rules } : {}) });
     closers.push(() => maas.close());
 

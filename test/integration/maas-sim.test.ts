@@ -179,10 +179,11 @@ describe('DHCP: when MAAS rewrites the rack dhcpd.conf (models/signals/subnet.py
     const configPath = join(dir, 'dhcpd.conf');
     key = randomApiKey();
     const world = scenario({
+      version: release === '3.6' ? '3.6.5' : '3.7.3',
       ...(options.userIsAdmin === false ? { userIsAdmin: false } : {}),
       subnets: [subnet({ id: 9, cidr: '10.20.0.0/24', gateway_ip: '10.20.0.1', dns_servers: [], allow_dns: true })],
       ipranges: [{ id: 3, type: 'dynamic', subnet: 9, start_ip: '10.20.0.100', end_ip: '10.20.0.199', comment: 'nodes', user: options.owner ?? 'admin' }],
-      dhcp: { release, regionIp: '10.0.0.5', racks: [{ ip: '10.20.0.2', subnetIds: [9], configPath }] },
+      dhcp: { regionIp: '10.0.0.5', racks: [{ ip: '10.20.0.2', subnetIds: [9], configPath }] },
     });
     sim = await startMaasSimulator({ scenario: world, apiKeys: [key] });
     return configPath;

@@ -6,6 +6,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
+import { versionAtLeast } from '../../maas/maas-version.ts';
 import type { MaasScenario, SimSubnet } from './scenario.ts';
 
 export interface SimIpRange {
@@ -28,14 +29,13 @@ export interface SimDhcpRack {
   configPath: string;
 }
 
+/**
+ * When a subnet's DNS fields change, the scenario's MAAS version decides: up to 3.6 a database
+ * trigger (maasserver/triggers/system.py sys_dhcp_subnet_update) rewrites the rack's config on a
+ * dns_servers / allow_dns / managed / gateway change; from 3.7 models/signals/subnet.py starts
+ * configure-dhcp only on create, delete and a VLAN move, so the file keeps the old servers.
+ */
 export interface SimDhcp {
-  /**
-   * The MAAS release whose rule applies when a subnet's DNS fields change. Up to 3.6 a database
-   * trigger (maasserver/triggers/system.py sys_dhcp_subnet_update) rewrites the rack's config on a
-   * dns_servers / allow_dns / managed / gateway change; from 3.7.0 models/signals/subnet.py starts
-   * configure-dhcp only on create, delete and a VLAN move, so the file keeps the old servers.
-   */
-  release: '3.6' | '3.7';
   /** The region's address the racks would give nodes last (get_default_dns_servers). */
   regionIp: string;
   racks: SimDhcpRack[];
@@ -137,6 +137,11 @@ export function configureDhcp(state: MaasScenario, subnetId?: number): void {
     renameSync(temp, rack.configPath);
     dhcp.writes = (dhcp.writes ?? 0) + 1;
   }
+}
+
+/** Does a subnet edit itself have the racks rewrite dhcpd.conf? Only before 3.7. */
+export function subnetEditRewritesDhcp(version: string): boolean {
+  return !versionAtLeast(version, 3, 7);
 }
 
 /** The subnet fields whose change the 3.6 trigger (sys_dhcp_subnet_update) answers with a rewrite. */
