@@ -11,7 +11,7 @@ import type { WriteOptions, WriteRoute } from './write-guard.ts';
 const READS = /^(get|list|find)|^(whoami|version|powerParameters|close)$/;
 
 /** Writes whose effect can be read back and that leave the world the same when sent twice. */
-const IDEMPOTENT = new Set(['updateInterfaceMac', 'updateDnsResourceIps', 'updateSubnetDns', 'markFixed', 'setMaasClusterAnnotation']);
+const IDEMPOTENT = new Set(['updateInterfaceMac', 'updateDnsResourceIps', 'updateSubnetDns', 'resaveIpRange', 'markFixed', 'setMaasClusterAnnotation']);
 
 /**
  * The adapters a repair's step runner is built with: every MAAS and kube write goes through the
