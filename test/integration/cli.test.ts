@@ -34,7 +34,9 @@ describe('maas-chatops CLI', () => {
   it('--json prints exactly one JSON document: a report, or an array for all', async () => {
     const one = await run('resolver-check', 'site-b', '--json', '--config', world.configPath);
     expect(one.code).toBe(1);
-    expect(JSON.parse(one.out)).toMatchObject({ kind: 'resolver-check', target: 'site-b', status: 'critical', findings: [{ code: 'RESOLVER_SERVFAIL' }] });
+    const report = JSON.parse(one.out) as { findings: { code: string }[] };
+    expect(report).toMatchObject({ kind: 'resolver-check', target: 'site-b', status: 'critical' });
+    expect(report.findings.map((f) => f.code).sort()).toEqual(['RESOLVER_DHCP_RACK_FIRST', 'RESOLVER_DHCP_SERVERS', 'RESOLVER_SERVFAIL']);
     const all = await run('dns-check', 'all', '--json', '--config', world.configPath);
     const reports = JSON.parse(all.out) as { target: string; status: string }[];
     expect(reports.map((r) => [r.target, r.status])).toEqual([

@@ -31,7 +31,7 @@ describe('fix-resolver: Redis away past the lock mid-repair', () => {
     site = await startResolverSite({ forwarder: 'stopped', install: (daemon) => `${daemon} && sleep 1` });
     rig = await startOutageRig({ jobs: [fixResolverJob], context: { config: site.config, adapters: site.ctx.adapters }, lock: OUTAGE_LOCK });
     const plan = await fixResolverRepair.plan(site.ctx, 'site-b');
-    expect(plan.steps.map((s) => s.action)).toEqual(['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-resolver']);
+    expect(plan.steps.map((s) => s.action)).toEqual(['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-dhcp', 'check-resolver']);
 
     site.maas.setLatency(1_500);
     await rig.approveAndQueue(plan);
@@ -41,9 +41,9 @@ describe('fix-resolver: Redis away past the lock mid-repair', () => {
     await rig.restartRedis();
 
     const stored = await rig.finished(plan.id, 120_000);
-    expect(stored.results?.map((r) => `${r.action} ${r.outcome}`)).toEqual(['install-forwarder verified', 'verify-forwarder verified', 'set-subnet-dns verified', 'check-resolver verified']);
+    expect(stored.results?.map((r) => `${r.action} ${r.outcome}`)).toEqual(['install-forwarder verified', 'verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp verified', 'check-resolver verified']);
     expect(site.installs()).toHaveLength(1);
-    expect(countBy(site.writes(), (c) => `${c.method} ${c.path}`)).toEqual({ 'PUT /MAAS/api/2.0/subnets/20/': 1 });
+    expect(countBy(site.writes(), (c) => `${c.method} ${c.path}`)).toEqual({ 'PUT /MAAS/api/2.0/subnets/20/': 1, 'PUT /MAAS/api/2.0/ipranges/7/': 1 });
 
     await waitFor(() => rig!.said.summaries.length > 0, 10_000, 'the summary');
     expect(rig.said.thread.filter((t) => t.startsWith('Resuming after a restart'))).toHaveLength(1);
