@@ -3,6 +3,7 @@ import { findJob, jobRegistry } from '../jobs/index.ts';
 import '../commands/index.ts';
 import { loadConfig, type LoadedConfig } from './config.ts';
 import { ChatopsError, describeError } from './errors.ts';
+import { readMaasMaxBodyBytes } from './env.ts';
 import { createLogger } from './log.ts';
 import { createRedactor } from './redact.ts';
 import { exitCodeFor, type Report } from './report.ts';
@@ -125,7 +126,7 @@ async function runJobInline(command: string, target: string, options: CliOptions
   const redact = createRedactor(loaded.secrets);
   const log = createLogger({ redact, level: env.LOG_LEVEL ?? 'warn' });
   const { createRealAdapters } = await import('./real-adapters.ts');
-  const adapters = createRealAdapters(loaded.config);
+  const adapters = createRealAdapters(loaded.config, { maasMaxBodyBytes: readMaasMaxBodyBytes(env) });
   const job = findJob(command);
   if (!job) return EXIT.usage;
   const data = { target, requestedBy: `terminal:${env.USER ?? 'unknown'}`, apply: options.apply, interactive: true };

@@ -9,6 +9,8 @@ export interface RuntimeEnv {
   port: number;
   redisUrl: string;
   logLevel: string;
+  /** MAAS_MAX_BODY_MIB in bytes: the largest MAAS response body read. */
+  maasMaxBodyBytes: number;
   /** MAAS_CHATOPS_QUEUE_PREFIX: the Redis key prefix of the queues; processes that work together share it. */
   queuePrefix?: string;
 }
@@ -28,6 +30,7 @@ export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
     port,
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     logLevel: env.LOG_LEVEL ?? 'info',
+    maasMaxBodyBytes: readMaasMaxBodyBytes(env),
   };
   if (env.SLACK_BOT_TOKEN) out.botToken = env.SLACK_BOT_TOKEN;
   if (env.SLACK_SIGNING_SECRET) out.signingSecret = env.SLACK_SIGNING_SECRET;
@@ -42,6 +45,20 @@ export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
     out.queuePrefix = env.MAAS_CHATOPS_QUEUE_PREFIX;
   }
   return out;
+}
+
+const DEFAULT_MAAS_MAX_BODY_MIB = 64;
+
+/** MAAS_MAX_BODY_MIB (default 64): a MAAS answer longer than this is refused, not read. */
+export function readMaasMaxBodyBytes(env: NodeJS.ProcessEnv): number {
+  const raw = env.MAAS_MAX_BODY_MIB;
+  const mib = raw === undefined || raw === '' ? DEFAULT_MAAS_MAX_BODY_MIB : Number(raw);
+  if (!Number.isInteger(mib) || mib < 1 || mib > 4096) {
+    throw new ChatopsError('CONFIG_INVALID', `MAAS_MAX_BODY_MIB is "${String(raw).slice(0, 40)}"`, {
+      hint: `Set MAAS_MAX_BODY_MIB to a whole number of MiB from 1 to 4096 (default ${DEFAULT_MAAS_MAX_BODY_MIB})`,
+    });
+  }
+  return mib * 1024 * 1024;
 }
 
 export function requireSlackEnv(env: RuntimeEnv): { botToken: string } {

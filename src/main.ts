@@ -69,7 +69,7 @@ interface Wiring {
 async function buildAdapters(w: Wiring): Promise<Adapters> {
   if (w.options.adapters) return w.options.adapters;
   const { createRealAdapters } = await import('./real-adapters.ts');
-  return createRealAdapters(w.options.loaded.config, { onMaasRequest: (info) => w.metrics.observeMaasRequest(info) });
+  return createRealAdapters(w.options.loaded.config, { onMaasRequest: (info) => w.metrics.observeMaasRequest(info), maasMaxBodyBytes: w.env.maasMaxBodyBytes });
 }
 
 function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] {

@@ -10,6 +10,8 @@ import { createSshConnector } from './ssh/connector.ts';
 /** The production adapters: one MAAS client per region and one kube client per cluster, reused. */
 export interface RealAdapterOptions {
   onMaasRequest?: (info: MaasRequestInfo) => void;
+  /** MAAS_MAX_BODY_MIB in bytes; default the client's 64 MiB. */
+  maasMaxBodyBytes?: number;
 }
 
 export function createRealAdapters(config: Config, options: RealAdapterOptions = {}): Adapters {
@@ -21,7 +23,10 @@ export function createRealAdapters(config: Config, options: RealAdapterOptions =
       if (!client) {
         const regionConfig = config.maas[region];
         if (!regionConfig) throw new ChatopsError('CONFIG_INVALID', `no MAAS region "${region}"`);
-        client = createMaasClient(regionConfig, options.onMaasRequest ? { onRequest: options.onMaasRequest } : {});
+        client = createMaasClient(regionConfig, {
+          ...(options.onMaasRequest ? { onRequest: options.onMaasRequest } : {}),
+          ...(options.maasMaxBodyBytes ? { maxBodyBytes: options.maasMaxBodyBytes } : {}),
+        });
         maasClients.set(region, client);
       }
       return client;

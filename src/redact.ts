@@ -36,8 +36,18 @@ const SECRET_SHAPES: SecretShape[] = [
   { pattern: /\b(Bearer|Basic)(\s+)(?=[A-Za-z._~-]*[0-9+/=])[A-Za-z0-9._~+/=-]{8,}/gi, replace: keepLabel },
   // OAuth 1.0 parameters as MAAS's header or a form carries them.
   { pattern: /\b(oauth_signature|oauth_token|oauth_consumer_key|token_secret)(=\s*"?)[^",&\s]+/gi, replace: keepLabel },
-  // key: value, key=value, "key": "value" for credential-named keys.
-  { pattern: new RegExp(`\\b(${SECRET_KEY})(["']?\\s*[:=]\\s*["']?)(?!\\[redacted)[^\\s"',;&}]{6,}`, 'gi'), replace: keepLabel },
+  // "key": "value" and key: 'value' for credential-named keys: the whole quoted value, however short or punctuated.
+  {
+    pattern: new RegExp(`\\b(${SECRET_KEY})(["']?\\s*[:=]\\s*)(["'])(?!\\[redacted)(?:\\\\.|(?!\\3)[^\\\\\\r\\n])+\\3`, 'gi'),
+    replace: (_m, label: string, glue: string, quote: string) => `${label}${glue}${quote}${MASK}${quote}`,
+  },
+  // The same inside a JSON string (a log line quoting MAAS's body): \"key\":\"value\".
+  {
+    pattern: new RegExp(`\\b(${SECRET_KEY})(\\\\"\\s*:\\s*\\\\")(?!\\[redacted)(?:(?!\\\\")[^\\r\\n])+(?=\\\\")`, 'gi'),
+    replace: keepLabel,
+  },
+  // key: value, key=value unquoted: the rest of the line up to a field separator (&, a quote, a brace, a backslash).
+  { pattern: new RegExp(`\\b(${SECRET_KEY})(\\s*[:=][ \\t]*)(?!\\[redacted|["'\\s\\\\])[^\\r\\n&"'}\\\\]+`, 'gi'), replace: keepLabel },
 ];
 
 /**

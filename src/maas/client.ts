@@ -3,9 +3,11 @@ import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { MaasRegionConfig } from '../config.ts';
 import { ChatopsError } from '../errors.ts';
-import { MaasApiError, scrubApiKey } from './maas-api-error.ts';
+import { describeMaasErrorBody, MaasApiError } from './maas-api-error.ts';
+import { readCappedBody } from './capped-body.ts';
 import { maasOAuthHeader } from './oauth-header.ts';
 import { withRetry } from './retry.ts';
+import { withoutSecretFields } from './secret-fields.ts';
 import type {
   DnsResource,
   MaasClient,
@@ -39,6 +41,8 @@ export interface MaasClientOptions {
   backoffMs?: number;
   /** Called after every attempt, for metrics and logs. */
   onRequest?: (info: MaasRequestInfo) => void;
+  /** Largest response body read (MAAS_MAX_BODY_MIB); a longer one is refused. Default 64 MiB. */
+  maxBodyBytes?: number;
 }
 
 /** A MaasClient that also owns its connection pool. */
@@ -68,13 +72,14 @@ class NoAnswer extends Error {
   }
 }
 
-const DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250 };
+const DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250, maxBodyBytes: 64 * 1024 * 1024 };
 
 /** Errors that prove the request never reached MAAS, so even a POST may be sent again. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export function createMaasClient(region: MaasRegionConfig, options: MaasClientOptions = {}): ClosableMaasClient {
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULTS.maxBodyBytes;
   const policy = { retries: options.retries ?? DEFAULTS.retries, backoffMs: options.backoffMs ?? DEFAULTS.backoffMs };
   const regionUrl = region.url.replace(/\/+$/, '');
   const apiBase = `${regionUrl}/api/2.0/`;
@@ -98,9 +103,9 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     try {
       const response = await request(url, { method: spec.method, headers, body, dispatcher: agent, signal: controller.signal });
       status = response.statusCode;
-      const text = await response.body.text();
+      const text = await readCappedBody(response, maxBodyBytes, () => tooLarge(spec.method, shownPath));
       if (status < 200 || status >= 300) {
-        throw new MaasApiError({ region: region.name, status, body: scrubApiKey(text, apiKey), method: spec.method, path: shownPath });
+        throw new MaasApiError({ region: region.name, status, body: describeMaasErrorBody(text, apiKey), method: spec.method, path: shownPath });
       }
       return parseJson(text, spec.method, shownPath);
     } catch (err) {
@@ -113,9 +118,16 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     }
   }
 
+  function tooLarge(method: string, path: string): ChatopsError {
+    return new ChatopsError('MAAS_HTTP', `MAAS ${region.name} answered ${method} ${path} with a body larger than ${formatBytes(maxBodyBytes)}; it was not read`, {
+      hint: 'Narrow the site\'s machine filter (zone, pool, tags), or raise MAAS_MAX_BODY_MIB if the region really holds that much',
+    });
+  }
+
+  /** Secret fields (power_pass…) leave the parsed answer here, before anything can print it. */
   function parseJson(text: string, method: string, path: string): unknown {
     try {
-      return JSON.parse(text);
+      return withoutSecretFields(JSON.parse(text) as unknown);
     } catch {
       throw new ChatopsError('MAAS_HTTP', `MAAS ${region.name} answered ${method} ${path} with something that is not JSON`, {
         hint: `Check that maas.${region.name}.url (${regionUrl}) is the MAAS region API; it usually ends in /MAAS`,
@@ -299,6 +311,11 @@ function describeNetworkError(err: unknown): string {
     return code && !message.includes(code) ? `${code}: ${message}` : message;
   }
   return String(err);
+}
+
+function formatBytes(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`;
 }
 
 function formatMs(ms: number): string {

@@ -1,4 +1,6 @@
 import { ChatopsError } from '../errors.ts';
+import { createRedactor } from '../redact.ts';
+import { withoutSecretFields } from './secret-fields.ts';
 
 /** Longest MAAS message kept in an error; MAAS can answer with whole HTML pages. */
 const MAX_BODY_CHARS = 500;
@@ -50,6 +52,26 @@ function hintForStatus(status: number, region: string): string {
   if (status === 400) return 'MAAS rejected the values sent; the message above says which';
   if (status >= 500) return 'MAAS failed on its side; try again shortly, and look at the region logs (regiond.log) if it persists';
   return 'See the MAAS message above';
+}
+
+/** Longest excerpt kept of an error body that is not JSON (an HTML page, a proxy's text). */
+const MAX_TEXT_EXCERPT_CHARS = 300;
+
+/**
+ * The text an error body may show: JSON is parsed and its secret fields dropped by key before it
+ * is printed again; anything else is cut to a short excerpt. Both then pass the pattern redactor
+ * and lose every part of the API key.
+ */
+export function describeMaasErrorBody(raw: string, apiKey: string): string {
+  const redact = createRedactor([]);
+  const text = raw.trim();
+  let shown: string;
+  try {
+    shown = JSON.stringify(withoutSecretFields(JSON.parse(text) as unknown));
+  } catch {
+    shown = text.length > MAX_TEXT_EXCERPT_CHARS ? `${text.slice(0, MAX_TEXT_EXCERPT_CHARS)}…` : text;
+  }
+  return redact(scrubApiKey(shown, apiKey));
 }
 
 /** Removes every part of the API key from text MAAS sent back (it echoes token keys in 401s). */

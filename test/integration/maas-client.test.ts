@@ -390,3 +390,84 @@ describe('secrets', () => {
     }
   });
 });
+
+describe('secrets in MAAS bodies are removed by key', () => {
+  const echoed = { power_type: 'ipmi', power_parameters: { power_address: '10.9.9.9', power_user: 'root', power_pass: 'P@ss;w0rd', k_g: 'kg-canary-1' }, password: 'a b c d', token: 'ADMIN' };
+
+  it('a 500 whose JSON body echoes power parameters keeps MAAS\'s words but none of the secrets', async () => {
+    sim.injectFaults({ status: 500, count: 3, body: { error: 'power query failed', request: echoed } });
+    const err = (await failure(client().powerParameters())) as MaasApiError;
+    expect(err).toBeInstanceOf(MaasApiError);
+    expect(err.message).toMatch(/answered 500 .*power query failed/);
+    expect(err.message).toContain('power_user');
+    const shown = [describeError(err), inspect(err, { depth: 5 }), JSON.stringify(err)].join('\n');
+    for (const secret of ['P@ss;w0rd', 'kg-canary-1', 'a b c d', 'ADMIN']) expect(shown).not.toContain(secret);
+  });
+
+  it('a text error body is cut to a short excerpt and pattern-redacted', async () => {
+    sim.injectFaults({ status: 502, count: 3, body: `<html>proxy failed; power_pass=pass,word1 ${'x'.repeat(5000)}</html>` });
+    const err = (await failure(client().listSubnets())) as MaasApiError;
+    expect(err.body.length).toBeLessThan(400);
+    expect(err.body).toMatch(/^<html>proxy failed; power_pass=\[redacted\]/);
+    expect(err.message).not.toContain('pass,word1');
+  });
+
+  it('an answer carrying power_pass reaches the caller without it', async () => {
+    sim.state.machines[0]!.power_parameters = { ...sim.state.machines[0]!.power_parameters, power_pass: 'P@ss;w0rd' };
+    const params = await client().powerParameters(['dep001']);
+    expect(params.dep001?.power_address).toMatch(/^qemu\+ssh:/);
+    expect(JSON.stringify(params)).not.toContain('P@ss;w0rd');
+    expect(params.dep001).not.toHaveProperty('power_pass');
+  });
+});
+
+describe('the response body cap', () => {
+  const HUNDRED_MB = 100 * 1000 * 1000;
+
+  /** A loopback server streaming 100 MB of JSON-ish bytes, counting what it managed to write. */
+  async function hugeBodyServer(withLength: boolean) {
+    const sent = { bytes: 0, requests: 0 };
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const server = createServer((_req, res) => {
+      sent.requests += 1;
+      res.writeHead(200, { 'content-type': 'application/json', ...(withLength ? { 'content-length': String(HUNDRED_MB) } : {}) });
+      const pump = () => {
+        while (sent.bytes < HUNDRED_MB && !res.destroyed) {
+          sent.bytes += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        if (!res.destroyed) res.end();
+      };
+      res.on('close', () => undefined);
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/MAAS`;
+    return { sent, url, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  }
+
+  it('a streamed 100 MB body is cut off at the 64 MiB default with a clear error, once', async () => {
+    const big = await hugeBodyServer(false);
+    try {
+      const err = await failure(client(FAST, key, big.url).listMachines());
+      expect(err).toBeInstanceOf(ChatopsError);
+      expect((err as ChatopsError).message).toBe('MAAS region-a answered GET machines/ with a body larger than 64 MiB; it was not read');
+      expect((err as ChatopsError).describe()).toMatch(/MAAS_MAX_BODY_MIB/);
+      expect(big.sent.requests).toBe(1);
+      expect(big.sent.bytes).toBeLessThan(HUNDRED_MB);
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('a declared 100 MB body is refused from its Content-Length before it is read, under a configured cap', async () => {
+    const big = await hugeBodyServer(true);
+    try {
+      const err = await failure(client({ ...FAST, maxBodyBytes: 1024 * 1024 }, key, big.url).listMachines());
+      expect((err as ChatopsError).message).toMatch(/larger than 1 MiB; it was not read/);
+      expect(big.sent.bytes).toBeLessThan(HUNDRED_MB / 2);
+    } finally {
+      await big.close();
+    }
+  });
+});

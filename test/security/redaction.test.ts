@@ -56,6 +56,22 @@ describe('one redaction pass removes anything shaped like a secret', () => {
   });
 });
 
+describe('short and punctuated values of credential-named keys', () => {
+  const redact = createRedactor([]);
+
+  it.each([
+    ['a punctuated power_pass in JSON', '{"power_pass":"P@ss;w0rd","power_user":"root"}', '{"power_pass":"[redacted]","power_user":"root"}'],
+    ['a comma inside a form value', 'power_pass=pass,word1&power_user=root', 'power_pass=[redacted]&power_user=root'],
+    ['a five-letter power_pass', 'power_pass: ADMIN', 'power_pass: [redacted]'],
+    ['a value with spaces, quoted', '{"password": "a b c d"}', '{"password": "[redacted]"}'],
+    ['a value with spaces, in YAML', 'password: a b c d', 'password: [redacted]'],
+    ['single quotes', "secret='x;y'", "secret='[redacted]'"],
+    ['MAAS JSON quoted inside a log line', JSON.stringify({ msg: 'MAAS said {"power_pass":"ADMIN","power_user":"root"}' }), JSON.stringify({ msg: 'MAAS said {"power_pass":"[redacted]","power_user":"root"}' })],
+  ])('%s', (_name, input, shown) => {
+    expect(redact(input)).toBe(shown);
+  });
+});
+
 describe('known secret values, in every encoding they travel in', () => {
   const value = 'canary "quoted" secret/with+chars';
   const redact = createRedactor([value]);

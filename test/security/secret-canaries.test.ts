@@ -27,6 +27,11 @@ const CANARY = {
   badTokenKey: `CanaryBadTok${hex(5)}`,
   badTokenSecret: `CanaryBadSecret${hex(12)}`,
   badKubeToken: `canarykube${hex(16)}`,
+  // Power parameters a MAAS 500 echoes: short, punctuated, spaced; none is in the config, so only structure and shape can catch them.
+  echoedPowerPass: `P@;${hex(3)},w`,
+  echoedKg: `kg${hex(6)}`,
+  echoedPassword: `a b ${hex(3)} d`,
+  echoedTextPass: `Tx,${hex(3)};z`,
 };
 
 let world: LabWorld;
@@ -166,6 +171,12 @@ describe('secret canaries never leave', () => {
       await run('mac-diff site-bad');
       await run('resolver-check site-deadrack');
       await run('dns-check prod-badtoken');
+      // A MAAS 500 whose JSON body echoes the power parameters (every GET attempt), then one whose text body does.
+      const echo = { power_parameters: { power_address: 'qemu+ssh://ops@10.0.0.1/system', power_pass: CANARY.echoedPowerPass, k_g: CANARY.echoedKg }, password: CANARY.echoedPassword };
+      world.maas.injectFaults({ status: 500, count: 3, path: /op=power_parameters/, body: { error: 'power query failed', echo } });
+      await run('mac-diff site-b');
+      world.maas.injectFaults({ status: 500, count: 3, path: /op=power_parameters/, body: `Internal error: power_pass=${CANARY.echoedTextPass} password: ${CANARY.echoedPassword}` });
+      await cli(['mac-diff', 'site-b', '--config', configPath], { out: (s) => cliOut.push(s), err: (s) => cliOut.push(s) }, env);
       for (const args of [['mac-diff', 'site-bad', '--json'], ['resolver-check', 'site-deadrack'], ['dns-check', 'prod-badtoken', '--json'], ['sites', '--json']]) {
         await cli([...args, '--config', configPath], { out: (s) => cliOut.push(s), err: (s) => cliOut.push(s) }, env);
       }
@@ -180,6 +191,8 @@ describe('secret canaries never leave', () => {
     expect(channel).toMatch(/MAAS region-bad answered 401/);
     expect(channel).toMatch(/cannot open SSH to 127\.0\.0\.1:9: connection refused/);
     expect(channel).toMatch(/prod-badtoken ERROR: Could not check prod-badtoken/);
+    expect(channel).toMatch(/MAAS region-a answered 500 to GET machines\/\?op=power_parameters.*power query failed/);
+    expect(cliOut.join('\n')).toMatch(/answered 500 to GET machines\/\?op=power_parameters: Internal error: power_pass=\[redacted\]/);
     expect(cliOut.join('\n')).toMatch(/"kind": "mac-diff"/);
     // maas-chatops audit --json printed the trail the Slack commands wrote.
     const trail = JSON.parse(cliOut.at(-1) ?? '[]') as { action: string; target?: string; actor: string }[];

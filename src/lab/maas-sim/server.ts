@@ -26,8 +26,10 @@ export interface MaasSimCall {
 }
 
 export interface MaasFault {
-  /** Answer with this status instead (body: its reason phrase). */
+  /** Answer with this status instead (body: its reason phrase, or `body`). */
   status?: number;
+  /** The body sent with `status`: a string as text/plain, anything else as JSON (a MAAS error echoing what it was sent). */
+  body?: unknown;
   /** Destroy the connection without answering. */
   drop?: boolean;
   /** How many matching requests get the fault. */
@@ -115,7 +117,7 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
       return;
     }
     const answer: SimResponse = fault?.status
-      ? { status: fault.status, text: STATUS_CODES[fault.status] ?? 'Error' }
+      ? faultAnswer(fault.status, fault.body)
       : answerApi(ctx, options.apiKeys, { method, url, form, op, authorization: req.headers.authorization });
     call.status = answer.status;
     send(res, answer);
@@ -188,6 +190,11 @@ function answerApi(
   };
   advanceCommissioning(ctx);
   return route(ctx, request);
+}
+
+function faultAnswer(status: number, body: unknown): SimResponse {
+  if (body === undefined) return { status, text: STATUS_CODES[status] ?? 'Error' };
+  return typeof body === 'string' ? { status, text: body } : { status, json: body };
 }
 
 function send(res: ServerResponse, answer: SimResponse): void {
