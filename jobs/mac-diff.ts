@@ -49,7 +49,7 @@ export async function gatherMacSnapshot(ctx: JobContext, siteName: string, optio
   const plans = planVmHostProbes(machines, power);
   const hosts = await probeVmHosts(plans, {
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-    connect: (plan) => ctx.adapters.ssh.connect(sshTargetFor(site, plan)),
+    connect: (plan) => ctx.adapters.ssh.connect(sshTargetFor(ctx, site, plan)),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
   ctx.log.info({ site: siteName, machines: machines.length, vmHosts: plans.length }, 'mac-diff: gathered');
@@ -78,10 +78,16 @@ function virshPowerOf(machines: readonly MaasMachine[], all: Record<string, Powe
   return out;
 }
 
-/** The configured SSH endpoint for the host; the URI's port applies when the config sets none. */
-function sshTargetFor(site: SiteConfig, plan: VmHostProbePlan): SshTarget {
+/**
+ * The configured SSH endpoint for the host (its vmHosts entry, else default, else port 22). A port
+ * in MAAS's power_address is honoured only where that entry allows it (names the same port):
+ * MAAS data must not choose which port the worker connects to.
+ */
+function sshTargetFor(ctx: JobContext, site: SiteConfig, plan: VmHostProbePlan): SshTarget {
   const { host, port, user } = plan.address;
   const target = vmHostTarget(site, host, user);
-  const configuredPort = site.vmHosts[host]?.port ?? site.vmHostDefaults.port;
-  return port !== undefined && configuredPort === undefined ? { ...target, port } : target;
+  if (port !== undefined && port !== target.port) {
+    ctx.log.warn({ site: site.name, vmHost: host, powerAddressPort: port, port: target.port }, `power_address names SSH port ${port}, which sites.${site.name}.vmHosts does not allow for ${host}: connecting to port ${target.port}`);
+  }
+  return target;
 }

@@ -25,6 +25,7 @@ import { createPlanStore, type PlanStore } from './repair/plan-store.ts';
 import { AlertStore } from './alerts/alert-store.ts';
 import { startAlerting } from './alerts/start-alerting.ts';
 import { createSlackNotifier } from './slack/notifier.ts';
+import { withTimeout } from './with-timeout.ts';
 
 export type Role = 'serve' | 'bot' | 'worker';
 
@@ -80,7 +81,7 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
       checks: { redis: async () => (await pingRedis(w.redis)) && (await pingRedis(w.producer)), config: () => true, ...(slackReady ? { slack: slackReady } : {}) },
       registry: w.metrics.registry,
     }),
-    ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact }),
+    ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact, audit: w.audit }),
   ];
 }
 
@@ -136,6 +137,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     onSlackFallback: (reason) => w.metrics.recordSlackFallback(reason),
     audit: w.audit,
     alerts,
+    rememberSignature: async (signature, ttlSec) => (await withTimeout(w.producer.set(`${w.prefix}:slack-seen:${signature}`, '1', 'EX', ttlSec, 'NX'), 2_000)) === 'OK',
     registerExtras: (app) => {
       approvalHandlers({ config, plans: w.plans, enqueue, log: w.log, redact: w.redact, audit: w.audit })(app);
       alertActionHandlers({ config, enqueue, log: w.log, redact: w.redact, audit: w.audit, alerts })(app);

@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Job, JobState, Queue } from 'bullmq';
+import type { AuditRecorder } from './audit/audit-log.ts';
 import { ChatopsError } from './errors.ts';
 import { sendJson, type Route } from './health.ts';
+import { createLoginThrottle, type LoginThrottleOptions } from './login-throttle.ts';
 import { redactDeep, type Redactor } from './redact.ts';
 import { Secret } from './secret.ts';
 
@@ -37,6 +39,10 @@ export interface QueueDashboardOptions {
   auth: DashboardAuth;
   /** Latest jobs shown per queue (a `?limit=` up to 100 overrides it). Default 20. */
   jobsPerQueue?: number;
+  /** Wrong credentials are recorded here (kind refusal, action queue-dashboard). */
+  audit?: AuditRecorder;
+  /** Wrong credentials per client address: default 5 in 15 minutes, then 429 until the window passes. */
+  throttle?: LoginThrottleOptions;
 }
 
 export interface JobView {
@@ -81,8 +87,24 @@ export function dashboardAuthFromEnv(env: NodeJS.ProcessEnv): DashboardAuth | nu
 
 /** GET /admin/queues (HTML) and /admin/queues.json, both behind basic auth. */
 export function queueDashboardRoutes(options: QueueDashboardOptions): Route[] {
+  const throttle = createLoginThrottle(options.throttle);
+  const wrongCredentials = (client: string): void => {
+    const failures = throttle.fail(client);
+    const detail = `wrong queue dashboard credentials from ${client} (${failures} in the throttle window)`;
+    void options.audit?.record({ kind: 'refusal', actor: `http:${client}`, action: 'queue-dashboard', outcome: 'refused', detail }).catch(() => undefined);
+  };
   const guarded = (render: (res: ServerResponse, views: QueueView[]) => void) => (req: IncomingMessage, res: ServerResponse) => {
+    const client = req.socket.remoteAddress ?? 'unknown';
+    const lockedMs = throttle.lockedFor(client);
+    if (lockedMs > 0) {
+      res
+        .writeHead(429, { 'retry-after': String(Math.ceil(lockedMs / 1000)), 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
+        .end('too many wrong passwords from this address; try again later\n');
+      return;
+    }
     if (!isAuthorized(req.headers.authorization, options.auth)) {
+      // A browser's first request carries no credentials: only a wrong attempt counts.
+      if (req.headers.authorization !== undefined) wrongCredentials(client);
       res
         .writeHead(401, { 'www-authenticate': 'Basic realm="maas-chatops queues", charset="UTF-8"', 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
         .end('authentication required\n');

@@ -20,6 +20,7 @@ import { afterAckQueue } from './after-ack.ts';
 import type { Submitted } from '../queue/dedup.ts';
 import type { JobData } from '../../jobs/types.ts';
 import { guardedEnqueue, type Enqueue } from './guarded-enqueue.ts';
+import { guardSlackRequests } from './request-guard.ts';
 import { closeServer, startRoutesServer } from './routes-server.ts';
 
 export type { CustomRoute } from '@slack/bolt';
@@ -61,6 +62,8 @@ export interface SlackAppOptions {
   alerts?: AlertStore;
   /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
   onSlackFallback?: (slackError: string) => void;
+  /** HTTP mode: remembers a request signature for a while, false if already seen (replay refusal; see request-guard.ts). */
+  rememberSignature?: (signature: string, ttlSec: number) => Promise<boolean>;
 }
 
 export interface SlackApp {
@@ -142,13 +145,17 @@ function buildReceiver(options: SlackAppOptions, logger: ReturnType<typeof boltL
         hint: 'Set SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN for Socket Mode',
       });
     }
-    return new HTTPReceiver({
+    const receiver = new HTTPReceiver({
       signingSecret: options.signingSecret,
       endpoints: '/slack/events',
       port: options.port ?? DEFAULT_PORT,
       customRoutes: options.customRoutes ?? [],
       logger,
     });
+    if (options.rememberSignature) {
+      receiver.requestListener = guardSlackRequests(receiver.requestListener, { signingSecret: options.signingSecret, remember: options.rememberSignature, log: options.log });
+    }
+    return receiver;
   }
   if (!options.appToken) {
     throw new ChatopsError('CONFIG_MISSING', 'Socket Mode needs an app-level token', {

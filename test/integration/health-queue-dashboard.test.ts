@@ -1,7 +1,10 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'node:http';
+import { createAuditLog } from '../../src/audit/audit-log.ts';
 import { startHealthServer, type HealthServer } from '../../src/health.ts';
+import { silentLogger } from '../../src/log.ts';
 import { bullmqDepthSupplier } from '../../src/metrics.ts';
 import {
   DASHBOARD_JSON_PATH,
@@ -49,7 +52,7 @@ describe('queue dashboard over real Redis', () => {
     await worker.close();
     workerConnection.disconnect();
     const redact = createRedactor([CANARY]);
-    server = await startHealthServer({ port: 0, host: '127.0.0.1', routes: dashboardRoutesFromEnv(ENV, { queues: () => [checks, diffs], redact }) });
+    server = await startHealthServer({ port: 0, host: '127.0.0.1', routes: dashboardRoutesFromEnv(ENV, { queues: () => [checks, diffs], redact, throttle: { maxFailures: 1000 } }) });
     base = `http://127.0.0.1:${server.port}`;
   });
 
@@ -133,6 +136,59 @@ describe('queue dashboard over real Redis', () => {
   it('feeds the queue_depth gauge from the same queues', async () => {
     const depths = await bullmqDepthSupplier([checks, diffs])();
     expect(depths).toEqual({ 'maas-dns-check': 3, 'maas-mac-diff': 0 });
+  });
+});
+
+describe('wrong dashboard passwords are throttled and audited', () => {
+  const prefix = freshPrefix('dash-throttle');
+  let redis: Redis;
+  let server: HealthServer;
+  let audit: ReturnType<typeof createAuditLog>;
+  let clock = 1_000_000;
+
+  /** A GET from a chosen loopback address, so two clients can be told apart. */
+  function get(from: string, authorization?: string): Promise<{ status: number; retryAfter: string | undefined }> {
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: server.port, path: DASHBOARD_JSON_PATH, localAddress: from, headers: authorization ? { authorization } : {} }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  beforeAll(async () => {
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    audit = createAuditLog({ redis, key: `${prefix}:audit`, log: silentLogger(), redact: createRedactor([ENV.DASHBOARD_PASSWORD]) });
+    const routes = dashboardRoutesFromEnv(ENV, { queues: [], redact: (s: string) => s, audit, throttle: { maxFailures: 5, windowMs: 15 * 60_000, now: () => clock } });
+    server = await startHealthServer({ port: 0, host: '127.0.0.1', routes });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  });
+
+  it('five wrong passwords lock that address out, even with the right one; another address and a later time get in; each wrong try is audited', async () => {
+    const wrong = basic(ENV.DASHBOARD_USER, 'not the password at all');
+    expect((await get('127.0.0.1')).status).toBe(401);
+    const tries = [];
+    for (let i = 0; i < 5; i++) tries.push((await get('127.0.0.1', wrong)).status);
+    expect(tries).toEqual([401, 401, 401, 401, 401]);
+    const locked = await get('127.0.0.1', GOOD);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.retryAfter)).toBe(15 * 60);
+    expect((await get('127.0.0.2', GOOD)).status).toBe(200);
+    clock += 15 * 60_000 + 1;
+    expect((await get('127.0.0.1', GOOD)).status).toBe(200);
+
+    await waitUntil(async () => (await audit.latest({ limit: 50 })).length === 5);
+    const entries = await audit.latest({ limit: 50 });
+    expect(entries.every((e) => e.kind === 'refusal' && e.action === 'queue-dashboard' && e.actor === 'http:127.0.0.1' && e.outcome === 'refused')).toBe(true);
+    expect(entries[0]?.detail).toBe('wrong queue dashboard credentials from 127.0.0.1 (5 in the throttle window)');
+    expect(JSON.stringify(entries)).not.toContain('not the password');
   });
 });
 

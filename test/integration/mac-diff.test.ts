@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { macDiffJob } from '../../jobs/mac-diff.ts';
 import type { JobContext } from '../../jobs/types.ts';
@@ -130,6 +131,36 @@ describe('mac-diff job against the MAAS simulator and two SSH VM hosts', () => {
     expect(report && byCode(report, 'MAC_HOST_UNREACHABLE')[0]?.evidence.reason).toMatch(/SSH refused/);
     expect(lab.vmHosts.get(HOST_A)?.ssh.commands).toHaveLength(0);
     expect(lab.vmHosts.get(HOST_B)?.ssh.commands).toHaveLength(1);
+  });
+});
+
+describe('a hostile power_address port', () => {
+  it('MAAS naming another port on a VM host does not make the worker connect there: the configured port is used', async () => {
+    const hostile = createServer((socket) => socket.destroy());
+    let hostileConnections = 0;
+    hostile.on('connection', () => void (hostileConnections += 1));
+    await new Promise<void>((resolve) => hostile.listen(0, HOST_A, () => resolve()));
+    const hostilePort = (hostile.address() as AddressInfo).port;
+    try {
+      lab = await startMacLab({
+        machines: [
+          machine({ system_id: 'h1', hostname: 'h1-vm', zone: 'site-b', macs: ['52:54:00:0a:00:01'], power: { power_type: 'virsh', power_parameters: { power_address: `qemu+ssh://ops@${HOST_A}:${hostilePort}/system`, power_id: 'dom-h1' } } }),
+        ],
+        sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST_A, state: { domains: [{ name: 'dom-h1', nics: [{ mac: '52:54:00:0a:00:01' }] }] } }] }],
+      });
+      const [report] = await macDiffJob.run(ctxOf(lab), { target: 'site-b' });
+      expect(hostileConnections).toBe(0);
+      expect(lab.vmHosts.get(HOST_A)?.ssh.commands).toHaveLength(1);
+      expect(report?.status).toBe('ok');
+
+      // With no port configured for the host, the SSH default (22) applies, never MAAS's port.
+      delete lab.config.sites['site-b']!.vmHosts[HOST_A]!.port;
+      const [unset] = await macDiffJob.run(ctxOf(lab), { target: 'site-b' });
+      expect(hostileConnections).toBe(0);
+      expect(String(unset && byCode(unset, 'MAC_HOST_UNREACHABLE')[0]?.evidence.reason)).toContain(`cannot open SSH to ${HOST_A}: connection refused`);
+    } finally {
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
+    }
   });
 });
 

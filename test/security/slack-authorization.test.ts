@@ -109,6 +109,37 @@ describe('signed requests through the real Bolt app', () => {
   });
 });
 
+describe('future-dated and replayed requests', () => {
+  it('a timestamp more than 5 minutes ahead is refused even with a valid signature; 4 minutes ahead passes', async () => {
+    const before = await runtime.audit.latest({ limit: 500 });
+    const future = await emulator.sendSlashCommand({ appUrl, text: 'help', timestamp: Math.floor(Date.now() / 1000) + 6 * 60 });
+    expect(future.status).toBe(401);
+    expect(future.body).toMatch(/more than 5 minutes in the future/);
+    const near = await emulator.sendSlashCommand({ appUrl, text: 'help', timestamp: Math.floor(Date.now() / 1000) + 4 * 60 });
+    expect(near.status).toBe(200);
+    await answerTo(near.responseUrl);
+    const after = await runtime.audit.latest({ limit: 500 });
+    expect(after.length - before.length).toBe(1);
+  });
+
+  it('a byte-identical replay inside the window is refused, its signature remembered in Redis with a TTL', async () => {
+    const before = await runtime.audit.latest({ limit: 500 });
+    const original = await emulator.sendSlashCommand({ appUrl, text: 'sites' });
+    expect(original.status).toBe(200);
+    await answerTo(original.responseUrl);
+    const again = await emulator.deliver({ appUrl, rawBody: original.rawBody, timestamp: original.timestamp, signature: original.signature! });
+    const thrice = await emulator.deliver({ appUrl, rawBody: original.rawBody, timestamp: original.timestamp, signature: original.signature! });
+    expect([again.status, thrice.status]).toEqual([401, 401]);
+    expect(again.body).toMatch(/already received/);
+    const key = `${prefix}:slack-seen:${original.signature!}`;
+    const ttl = await redis.ttl(key);
+    expect(ttl).toBeGreaterThan(500);
+    expect(ttl).toBeLessThanOrEqual(600);
+    const after = await runtime.audit.latest({ limit: 500 });
+    expect(after.length - before.length).toBe(1);
+  });
+});
+
 describe('who may run what', () => {
   it.each([
     ['an unlisted channel', 'dns-check prod', 'U0OPS1', 'C0OTHER', '/maas is not enabled in this channel. Use it in <#C0OPS>.'],
