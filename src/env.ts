@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { ChatopsError } from './errors.ts';
 
 export interface RuntimeEnv {
@@ -7,6 +8,10 @@ export interface RuntimeEnv {
   mode: 'socket' | 'http';
   slackApiUrl?: string;
   port: number;
+  /** HOST: the address every listener binds; default 0.0.0.0 (every IPv4 interface, as a container needs). */
+  host: string;
+  /** METRICS_PORT: when set, /metrics is served on its own listener there instead of on PORT. */
+  metricsPort?: number;
   redisUrl: string;
   logLevel: string;
   /** MAAS_MAX_BODY_MIB in bytes: the largest MAAS response body read. */
@@ -28,10 +33,13 @@ export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
   const out: RuntimeEnv = {
     mode,
     port,
+    host: readHost(env),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     logLevel: env.LOG_LEVEL ?? 'info',
     maasMaxBodyBytes: readMaasMaxBodyBytes(env),
   };
+  const metricsPort = readMetricsPort(env, port);
+  if (metricsPort !== undefined) out.metricsPort = metricsPort;
   if (env.SLACK_BOT_TOKEN) out.botToken = env.SLACK_BOT_TOKEN;
   if (env.SLACK_SIGNING_SECRET) out.signingSecret = env.SLACK_SIGNING_SECRET;
   if (env.SLACK_APP_TOKEN) out.appToken = env.SLACK_APP_TOKEN;
@@ -45,6 +53,30 @@ export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
     out.queuePrefix = env.MAAS_CHATOPS_QUEUE_PREFIX;
   }
   return out;
+}
+
+const HOST_VALUE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|[0-9A-Fa-f:.]+)$/;
+
+function readHost(env: NodeJS.ProcessEnv): string {
+  const host = env.HOST === undefined || env.HOST === '' ? '0.0.0.0' : env.HOST;
+  if (!HOST_VALUE.test(host) || (host.includes(':') && isIP(host) !== 6)) {
+    throw new ChatopsError('CONFIG_INVALID', `HOST is "${host.slice(0, 80)}"`, {
+      hint: 'Set HOST to the address to listen on: 0.0.0.0 (every IPv4 interface, the default), :: (IPv6 too), 127.0.0.1, or a local address',
+    });
+  }
+  return host;
+}
+
+function readMetricsPort(env: NodeJS.ProcessEnv, port: number): number | undefined {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return undefined;
+  const metricsPort = Number(env.METRICS_PORT);
+  if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) {
+    throw new ChatopsError('CONFIG_INVALID', `METRICS_PORT is "${env.METRICS_PORT.slice(0, 40)}"`, { hint: 'Set METRICS_PORT to a TCP port number, or unset it to serve /metrics on PORT' });
+  }
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ChatopsError('CONFIG_INVALID', `METRICS_PORT is the same as PORT (${port})`, { hint: 'Give /metrics another port, or unset METRICS_PORT to serve it on PORT' });
+  }
+  return metricsPort;
 }
 
 const DEFAULT_MAAS_MAX_BODY_MIB = 64;

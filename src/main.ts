@@ -7,7 +7,7 @@ import { auditKey, createAuditLog, type AuditLog } from './audit/audit-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { envSecrets, readRuntimeEnv, requireSlackEnv, type RuntimeEnv } from './env.ts';
 import { describeError } from './errors.ts';
-import { healthRoutes, startHealthServer, type Route } from './health.ts';
+import { healthRoutes, metricsHandler, startHealthServer, type Route } from './health.ts';
 import { createLogger, type Logger } from './log.ts';
 import { bullmqDepthSupplier, createMetrics, type Metrics } from './metrics.ts';
 import { dashboardRoutesFromEnv } from './queue-dashboard.ts';
@@ -38,12 +38,14 @@ export interface RuntimeOptions {
   /** BullMQ key prefix; tests use a fresh one each. */
   prefix?: string;
   log?: Logger;
-  /** Address to listen on; default every interface. */
+  /** Address to listen on; default HOST (0.0.0.0). */
   host?: string;
 }
 
 export interface Runtime {
   port: number | undefined;
+  /** The /metrics listener's port when METRICS_PORT moved it off PORT. */
+  metricsPort?: number;
   redact: Redactor;
   metrics: Metrics;
   queues: JobQueues;
@@ -55,6 +57,8 @@ export interface Runtime {
 interface Wiring {
   options: RuntimeOptions;
   env: RuntimeEnv;
+  /** The listen address: the caller's, else HOST. */
+  host: string;
   redact: Redactor;
   log: Logger;
   prefix: string;
@@ -79,7 +83,8 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
     ...healthRoutes({
       // Both connections: the producer reconnects on its own schedule, and the bot enqueues through it.
       checks: { redis: async () => (await pingRedis(w.redis)) && (await pingRedis(w.producer)), config: () => true, ...(slackReady ? { slack: slackReady } : {}) },
-      registry: w.metrics.registry,
+      // With METRICS_PORT, /metrics leaves the Slack-facing listener for its own.
+      ...(w.env.metricsPort === undefined ? { registry: w.metrics.registry } : {}),
     }),
     ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact, audit: w.audit }),
   ];
@@ -126,7 +131,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     ...(w.env.appToken ? { appToken: w.env.appToken } : {}),
     mode: w.env.mode,
     port: w.env.port,
-    ...(w.options.host ? { host: w.options.host } : {}),
+    host: w.host,
     ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}),
     enqueue,
     submit: (name, data) => w.queues.submit(name, data),
@@ -150,7 +155,14 @@ async function startBot(w: Wiring): Promise<number | undefined> {
 }
 
 async function startProbes(w: Wiring): Promise<number> {
-  const server = await startHealthServer({ port: w.env.port, ...(w.options.host ? { host: w.options.host } : {}), routes: routesFor(w, undefined) });
+  const server = await startHealthServer({ port: w.env.port, host: w.host, routes: routesFor(w, undefined) });
+  w.closers.unshift(() => server.close());
+  return server.port;
+}
+
+/** METRICS_PORT: /metrics alone on its own listener (a NetworkPolicy can then admit only Prometheus there). */
+async function startMetricsListener(w: Wiring, port: number): Promise<number> {
+  const server = await startHealthServer({ port, host: w.host, routes: [{ path: '/metrics', method: ['GET'], handler: metricsHandler(w.metrics.registry) }] });
   w.closers.unshift(() => server.close());
   return server.port;
 }
@@ -186,7 +198,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   metrics.setQueueDepthSupplier(bullmqDepthSupplier(() => [...jobRegistry.keys()].map((name) => queues.queue(name))));
   const audit = createAuditLog({ redis, key: auditKey(options.loaded.config, prefix), maxEntries: options.loaded.config.audit?.maxEntries, log, redact });
   const plans = createPlanStore(redis, { prefix });
-  const w: Wiring = { options, env, redact, log, prefix, redis, producer, queues, metrics, audit, plans, closers: [] };
+  const w: Wiring = { options, env, host: options.host ?? env.host, redact, log, prefix, redis, producer, queues, metrics, audit, plans, closers: [] };
   const close = async () => {
     for (const c of w.closers) await c().catch((err: unknown) => log.warn({ err: describeError(err) }, 'close failed'));
     await queues.close().catch(() => undefined);
@@ -196,8 +208,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   try {
     if (options.role !== 'bot') await startWorkers(w);
     const port = options.role === 'worker' ? await startProbes(w) : await startBot(w);
-    log.info({ role: options.role, port, mode: env.mode, jobs: [...jobRegistry.keys()] }, 'maas-chatops started');
-    return { port, redact, metrics, queues, audit, close };
+    const metricsPort = env.metricsPort === undefined ? undefined : await startMetricsListener(w, env.metricsPort);
+    log.info({ role: options.role, host: w.host, port, ...(metricsPort !== undefined ? { metricsPort } : {}), mode: env.mode, jobs: [...jobRegistry.keys()] }, 'maas-chatops started');
+    return { port, ...(metricsPort !== undefined ? { metricsPort } : {}), redact, metrics, queues, audit, close };
   } catch (err) {
     await close();
     throw err;

@@ -3,7 +3,8 @@ import { parseConfigText } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { freePort, startPrivateRedis, type RedisHandle } from '../../src/lab/private-redis.ts';
-import { waitUntil } from '../helpers/redis.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 const loaded = parseConfigText('{}', { path: 'empty.yaml', env: {} });
 
@@ -25,5 +26,49 @@ describe('worker role: probes follow Redis', () => {
     expect(await notReady.json()).toMatchObject({ failed: ['redis'] });
     redis = await startPrivateRedis(port);
     await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, 15_000, 200);
+  });
+});
+
+describe('where it listens: HOST and METRICS_PORT', () => {
+  let runtime: Runtime | undefined;
+  let emulator: SlackEmulator | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    await emulator?.close();
+    runtime = undefined;
+    emulator = undefined;
+  });
+
+  const reaches = (url: string) => fetch(url).then((r) => r.status, () => 'refused' as const);
+
+  it('HOST binds the worker to that address only', async () => {
+    runtime = await startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.2' }, log: silentLogger() });
+    expect(await reaches(`http://127.0.0.2:${runtime.port}/healthz`)).toBe(200);
+    expect(await reaches(`http://127.0.0.1:${runtime.port}/healthz`)).toBe('refused');
+  });
+
+  it('METRICS_PORT moves /metrics off the Slack-facing listener of the bot; probes stay on PORT', async () => {
+    emulator = await startSlackEmulator({ channels: ['C0OPS'] });
+    runtime = await startRuntime({
+      role: 'bot',
+      loaded,
+      env: { SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', REDIS_URL: TEST_REDIS_URL },
+      prefix: freshPrefix('metrics-port'),
+      log: silentLogger(),
+    });
+    expect(runtime.metricsPort).toBeGreaterThan(0);
+    expect(runtime.metricsPort).not.toBe(runtime.port);
+    const slackFacing = `http://127.0.0.1:${runtime.port}`;
+    expect(await reaches(`${slackFacing}/metrics`)).toBe(404);
+    expect(await reaches(`${slackFacing}/healthz`)).toBe(200);
+    const metrics = await fetch(`http://127.0.0.1:${runtime.metricsPort}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^# HELP maas_chatops_/m);
+    expect(await reaches(`http://127.0.0.1:${runtime.metricsPort}/readyz`)).toBe(404);
+  });
+
+  it('a bad HOST or METRICS_PORT stops the start with a clear message', async () => {
+    await expect(startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: 'not a host' }, log: silentLogger() })).rejects.toThrow(/HOST is "not a host"/);
+    await expect(startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '3000', METRICS_PORT: '3000' }, log: silentLogger() })).rejects.toThrow(/METRICS_PORT is the same as PORT/);
   });
 });

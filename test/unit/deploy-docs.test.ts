@@ -71,7 +71,7 @@ describe('docs/operations.md', () => {
   });
 
   it('names the health endpoints and the Redis settings the manifests use', () => {
-    for (const text of ['/healthz', '/readyz', '/metrics', 'noeviction', 'appendonly yes', 'DASHBOARD_USER', 'DASHBOARD_PASSWORD']) {
+    for (const text of ['/healthz', '/readyz', '/metrics', 'noeviction', 'appendonly yes', 'DASHBOARD_USER', 'DASHBOARD_PASSWORD', 'HOST', 'METRICS_PORT', 'MAAS_MAX_BODY_MIB']) {
       expect(operations, text).toContain(text);
     }
   });

@@ -187,6 +187,23 @@ describe('deploy/ manifests', () => {
     }
   });
 
+  it('listens on HOST and serves /metrics on its own METRICS_PORT, which the scrape annotations name and no Service exposes', () => {
+    for (const name of ['maas-chatops-bot', 'maas-chatops-worker']) {
+      const d = one('Deployment', name);
+      const c = containerOf(d);
+      const env = (key: string) => c.env.find((e: any) => e.name === key)?.value;
+      const metrics = c.ports.find((p: any) => p.name === 'metrics');
+      expect(env('HOST'), name).toBe('0.0.0.0');
+      expect(env('METRICS_PORT'), name).toBe(String(metrics?.containerPort));
+      expect(env('METRICS_PORT'), name).not.toBe(env('PORT'));
+      expect(d.spec.template.metadata.annotations['prometheus.io/port'], name).toBe(env('METRICS_PORT'));
+      expect(d.spec.template.metadata.annotations['prometheus.io/path'], name).toBe('/metrics');
+    }
+    for (const svc of all('Service')) {
+      expect(svc.spec.ports.map((p: any) => p.targetPort), svc.metadata.name).not.toContain('metrics');
+    }
+  });
+
   it('serves the bot HTTP port through a Service that selects the bot pods', () => {
     const svc = one('Service', 'maas-chatops-bot');
     const bot = one('Deployment', 'maas-chatops-bot');
