@@ -74,7 +74,11 @@ interface Wiring {
 async function buildAdapters(w: Wiring): Promise<Adapters> {
   if (w.options.adapters) return w.options.adapters;
   const { createRealAdapters } = await import('./real-adapters.ts');
-  return createRealAdapters(w.options.loaded.config, { onMaasRequest: (info) => w.metrics.observeMaasRequest(info), maasMaxBodyBytes: w.env.maasMaxBodyBytes });
+  return createRealAdapters(w.options.loaded.config, {
+    onMaasRequest: (info) => w.metrics.observeMaasRequest(info),
+    onPeerRequest: (peer, outcome, ms) => w.metrics.observePeer(peer, outcome, ms / 1000),
+    maasMaxBodyBytes: w.env.maasMaxBodyBytes,
+  });
 }
 
 function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] {
@@ -94,7 +98,7 @@ async function startWorkers(w: Wiring): Promise<void> {
   const adapters = await buildAdapters(w);
   const token = w.env.botToken;
   const onFallback = (reason: string) => w.metrics.recordSlackFallback(reason);
-  const notifier = token ? createSlackNotifier({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback }) : undefined;
+  const notifier = token ? createSlackNotifier({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback, metrics: w.metrics }) : undefined;
   if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
   const workers = startJobWorkers({
     connection: w.redis,
@@ -106,7 +110,7 @@ async function startWorkers(w: Wiring): Promise<void> {
     onJobDone: (name, outcome, seconds) => w.metrics.observeJob(name, outcome, seconds),
   });
   w.closers.push(() => workers.close());
-  const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback }) : undefined;
+  const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback, metrics: w.metrics }) : undefined;
   // Not awaited: syncing the schedulers waits for Redis, and a process started while Redis is down must still come up (and say so on /readyz).
   const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit }).catch((err: unknown) => {
     w.log.error({ err: describeError(err) }, 'drift alerting could not start');
@@ -140,6 +144,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     customRoutes: routesFor(w, () => connected),
     onCommand: (subcommand, outcome) => w.metrics.recordCommand(subcommand, outcome),
     onSlackFallback: (reason) => w.metrics.recordSlackFallback(reason),
+    metrics: w.metrics,
     audit: w.audit,
     alerts,
     rememberSignature: async (signature, ttlSec) => (await withTimeout(w.producer.set(`${w.prefix}:slack-seen:${signature}`, '1', 'EX', ttlSec, 'NX'), 2_000)) === 'OK',

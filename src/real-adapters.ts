@@ -3,6 +3,7 @@ import type { ClusterConfig, Config } from './config.ts';
 import { ChatopsError } from './errors.ts';
 import { createKubeClient } from './kube/client.ts';
 import { createMaasClient, type MaasRequestInfo } from './maas/client.ts';
+import type { PeerOutcome } from './metrics.ts';
 import type { KubeClient } from './kube/types.ts';
 import type { MaasClient } from './maas/types.ts';
 import { createSshConnector } from './ssh/connector.ts';
@@ -12,11 +13,14 @@ export interface RealAdapterOptions {
   onMaasRequest?: (info: MaasRequestInfo) => void;
   /** MAAS_MAX_BODY_MIB in bytes; default the client's 64 MiB. */
   maasMaxBodyBytes?: number;
+  /** Every SSH connection and command, every Kubernetes API request: for the peer metrics. */
+  onPeerRequest?: (peer: 'ssh' | 'kube', outcome: PeerOutcome, ms: number) => void;
 }
 
 export function createRealAdapters(config: Config, options: RealAdapterOptions = {}): Adapters {
   const maasClients = new Map<string, MaasClient>();
   const kubeClients = new Map<string, KubeClient>();
+  const onPeer = options.onPeerRequest;
   return {
     maas(region: string): MaasClient {
       let client = maasClients.get(region);
@@ -34,11 +38,11 @@ export function createRealAdapters(config: Config, options: RealAdapterOptions =
     kube(cluster: ClusterConfig): KubeClient {
       let client = kubeClients.get(cluster.name);
       if (!client) {
-        client = createKubeClient(cluster);
+        client = createKubeClient(cluster, onPeer ? { onRequest: (outcome, ms) => onPeer('kube', outcome, ms) } : {});
         kubeClients.set(cluster.name, client);
       }
       return client;
     },
-    ssh: createSshConnector(),
+    ssh: createSshConnector(onPeer ? { onRequest: (outcome, ms) => onPeer('ssh', outcome, ms) } : {}),
   };
 }

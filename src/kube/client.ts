@@ -20,6 +20,7 @@ import {
   PREFERRED_SUBNET_CONFIGMAP,
   PREFERRED_SUBNET_KEY,
 } from './capmaas.ts';
+import { peerOutcomeOfError, type PeerOutcome } from '../metrics.ts';
 import { kubeError, statusOf, type KubeOperation } from './kube-errors.ts';
 import { loadKubeConfig, type KubeConfigSources } from './kubeconfig.ts';
 import type { KubeClient, MaasClusterObject, MaasMachineObject } from './types.ts';
@@ -29,6 +30,8 @@ export interface KubeClientOptions {
   timeoutMs?: number;
   /** Where to look for a kubeconfig when the cluster config names none (tests). */
   sources?: KubeConfigSources;
+  /** Called after every API request, for the peer metrics (an expected 404 counts as ok). */
+  onRequest?: (outcome: PeerOutcome, ms: number) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -49,10 +52,23 @@ export function createKubeClient(cluster: ClusterConfig, options: KubeClientOpti
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const connect = (): Apis => (apis ??= makeApis(loadKubeConfig(cluster, options.sources)));
 
+  /** One API request, reported to onRequest with its outcome. */
+  async function measured<T>(a: Apis, run: (apis: Apis, opts: ConfigurationOptions) => Promise<T>, okOn404 = false): Promise<T> {
+    const started = performance.now();
+    try {
+      const value = await run(a, timeoutOptions(timeoutMs));
+      options.onRequest?.('ok', performance.now() - started);
+      return value;
+    } catch (err) {
+      options.onRequest?.(okOn404 && statusOf(err) === 404 ? 'ok' : peerOutcomeOfError(err), performance.now() - started);
+      throw err;
+    }
+  }
+
   async function call<T>(op: Omit<KubeOperation, 'server'>, run: (apis: Apis, opts: ConfigurationOptions) => Promise<T>): Promise<T> {
     const a = connect();
     try {
-      return await run(a, timeoutOptions(timeoutMs));
+      return await measured(a, run);
     } catch (err) {
       throw kubeError(err, { ...op, server: a.server });
     }
@@ -61,7 +77,7 @@ export function createKubeClient(cluster: ClusterConfig, options: KubeClientOpti
   async function orNullOn404<T>(op: Omit<KubeOperation, 'server'>, run: (apis: Apis, opts: ConfigurationOptions) => Promise<T>): Promise<T | null> {
     const a = connect();
     try {
-      return await run(a, timeoutOptions(timeoutMs));
+      return await measured(a, run, true);
     } catch (err) {
       if (statusOf(err) === 404) return null;
       throw kubeError(err, { ...op, server: a.server });

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, HTTPReceiver, SocketModeReceiver, type CustomRoute, type Receiver, type RespondFn, type SlashCommand } from '@slack/bolt';
-import type { WebClient } from '@slack/web-api';
+import { WebClientEvent, type WebClient } from '@slack/web-api';
 import { dispatchCommand } from '../../commands/dispatch.ts';
 import { findCommand } from '../../commands/index.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
@@ -16,6 +16,8 @@ import type { Redactor } from '../redact.ts';
 import { boltLogger } from './bolt-logger.ts';
 import { commandRefusal, subcommandFor } from './command-policy.ts';
 import { deliverReply } from './deliver-reply.ts';
+import type { SlackMetrics } from './notifier.ts';
+import { noBlindRetries } from './post-once.ts';
 import { afterAckQueue } from './after-ack.ts';
 import type { Submitted } from '../queue/dedup.ts';
 import type { JobData } from '../../jobs/types.ts';
@@ -62,6 +64,8 @@ export interface SlackAppOptions {
   alerts?: AlertStore;
   /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
   onSlackFallback?: (slackError: string) => void;
+  /** Failed Web API calls and 429s of the app's own client. */
+  metrics?: SlackMetrics;
   /** HTTP mode: remembers a request signature for a while, false if already seen (replay refusal; see request-guard.ts). */
   rememberSignature?: (signature: string, ttlSec: number) => Promise<boolean>;
 }
@@ -84,12 +88,13 @@ export async function createSlackApp(options: SlackAppOptions): Promise<SlackApp
   const logger = boltLogger(options.log);
   const clientOptions = {
     slackApiUrl: options.slackApiUrl ?? SLACK_API_URL,
-    // A listener must not hang for half an hour on Slack's default retry policy.
-    retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 },
+    // A listener must not hang for half an hour on Slack's default retry policy; a post is never repeated blindly (post-once.ts).
+    retryConfig: noBlindRetries({ retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 }),
     timeout: 15_000,
   };
   const receiver = buildReceiver(options, logger, clientOptions);
   const app = new App({ token: options.botToken, receiver, logger, clientOptions, deferInitialization: true });
+  app.client.on(WebClientEvent.RATE_LIMITED, (_retryAfterSec: number, request?: { url?: string }) => options.metrics?.recordSlackRateLimited(request?.url ?? 'other'));
 
   registerCommand(app, options, log);
   app.error(async (error) => {
@@ -227,6 +232,7 @@ function registerCommand(app: App, options: SlackAppOptions, log: Logger): void 
     try {
       await deliverReply(reply, { respond, client, ...where }, options.redact, log, options.onSlackFallback);
     } catch (err) {
+      options.metrics?.recordSlackError(reply.visibility === 'in_channel' ? 'chat.postMessage' : 'chat.postEphemeral', err);
       log.error({ ...where, err: describeError(err), slackError: slackCode(err) }, 'could not post the /maas answer');
     }
     await auditCommand(options.audit, { ...where, text, reply, jobIds: queued.jobIds, ...(refusal ? { refusal } : {}), ...(failure !== undefined ? { error: failure } : {}) });

@@ -5,6 +5,7 @@ import type { Logger } from '../log.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
 import { sendWithFallback, type OutgoingMessage } from './message-budget.ts';
 import { toSlackText } from './mrkdwn.ts';
+import { postOnce } from './post-once.ts';
 
 export interface ReplyDestination {
   respond?: RespondFn;
@@ -29,9 +30,21 @@ export async function deliverReply(reply: CommandReply, to: ReplyDestination, re
       await sendWithFallback((m) => respond({ response_type: reply.visibility, replace_original: false, ...body(m) }), content, { ...budget, what: 'answer through the response_url' });
       return;
     } catch (err) {
+      if (mayHaveArrived(err)) {
+        log.error({ channel: to.channel, err: (err as Error).message }, 'response_url failed after the answer may have arrived: not sent again');
+        return;
+      }
       log.warn({ channel: to.channel, err: (err as Error).message }, 'response_url failed; answering through the Web API');
     }
   }
-  if (reply.visibility === 'in_channel') await sendWithFallback((m) => to.client.chat.postMessage({ channel: to.channel, ...body(m) }), content, { ...budget, what: 'answer a command' });
+  if (reply.visibility === 'in_channel') await sendWithFallback((m) => postOnce(to.client, { channel: to.channel, ...body(m) }, { log }), content, { ...budget, what: 'answer a command' });
   else await sendWithFallback((m) => to.client.chat.postEphemeral({ channel: to.channel, user: to.user, ...body(m) }), content, { ...budget, what: 'answer a command' });
+}
+
+/** A response_url answer of 5xx, or no answer after sending: it may have been shown; a 4xx or a refused connection was not. */
+function mayHaveArrived(err: unknown): boolean {
+  const e = err as { response?: { status?: unknown }; code?: unknown } | null;
+  const status = Number(e?.response?.status);
+  if (Number.isInteger(status) && status > 0) return status >= 500;
+  return !['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'].includes(String(e?.code ?? ''));
 }

@@ -1,6 +1,7 @@
 import { ErrorCode, LogLevel, WebClient, WebClientEvent, type RetryOptions } from '@slack/web-api';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Notifier, ReplyTarget } from '../notifier.ts';
 import type { PlanMessageView } from '../repair/plan-view.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
@@ -9,6 +10,10 @@ import { fitMessage, sendWithFallback, type OutgoingMessage } from './message-bu
 import { toSlackText } from './mrkdwn.ts';
 import { renderPlanMessage } from './plan-render.ts';
 import { renderReports } from './render.ts';
+import { noBlindRetries, postOnce } from './post-once.ts';
+
+/** What the Slack transport records: failed calls and 429s. */
+export type SlackMetrics = Pick<Metrics, 'recordSlackError' | 'recordSlackRateLimited'>;
 
 export interface SlackNotifierOptions {
   token: string;
@@ -19,7 +24,11 @@ export interface SlackNotifierOptions {
   retryConfig?: RetryOptions;
   /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
   onFallback?: (slackError: string) => void;
+  metrics?: SlackMetrics;
 }
+
+/** A message as chat.postMessage / chat.update take it. */
+const body = (m: OutgoingMessage) => ({ text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) });
 
 /** Slack answers that no retry will change. */
 const PERMANENT = new Set([
@@ -58,21 +67,29 @@ const FALL_BACK_TO_RESPONSE_URL = new Set(['channel_not_found', 'not_in_channel'
 
 export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   const log = options.log.child({ component: 'slack-notifier' });
-  const client = new WebClient(options.token, {
+  const clientOptions = {
     slackApiUrl: options.slackApiUrl ?? 'https://slack.com/api/',
-    retryConfig: options.retryConfig ?? DEFAULT_RETRY,
     timeout: 15_000,
     logger: quietLogger(log),
-  });
-  client.on(WebClientEvent.RATE_LIMITED, (retryAfterSec: number) => log.warn({ retryAfterSec }, 'Slack rate limit: waiting as Retry-After asks'));
+  };
+  // Updates are idempotent and retried; posts never blindly (post-once.ts reads the channel back first).
+  const client = new WebClient(options.token, { ...clientOptions, retryConfig: options.retryConfig ?? DEFAULT_RETRY });
+  const poster = new WebClient(options.token, { ...clientOptions, retryConfig: noBlindRetries(options.retryConfig ?? DEFAULT_RETRY) });
+  for (const c of [client, poster]) {
+    c.on(WebClientEvent.RATE_LIMITED, (retryAfterSec: number, request?: { url?: string }) => {
+      options.metrics?.recordSlackRateLimited(request?.url ?? 'chat.postMessage');
+      log.warn({ retryAfterSec }, 'Slack rate limit: waiting as Retry-After asks');
+    });
+  }
+  const onError = (method: string, err: unknown) => options.metrics?.recordSlackError(method, err);
+  const send = { log, onError };
 
   async function post(target: ReplyTarget, message: { text: string; blocks?: unknown[] }): Promise<void> {
     const text = options.redact(message.text);
     const blocks = message.blocks ? redactDeep(message.blocks, options.redact) : undefined;
     const content = fitMessage({ text, ...(blocks ? { blocks: blocks as never[] } : {}) });
-    const send = (m: OutgoingMessage) => client.chat.postMessage({ channel: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}), text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) });
     try {
-      await sendWithFallback(send, content, { log, what: `post to ${target.channel}`, onFallback: options.onFallback });
+      await sendWithFallback((m) => postOnce(poster, { channel: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}), ...body(m) }, send), content, { log, what: `post to ${target.channel}`, onFallback: options.onFallback });
     } catch (err) {
       const slackError = slackErrorCode(err);
       log.error({ channel: target.channel, slackError, err: describeError(err) }, 'could not post to Slack');
@@ -92,33 +109,40 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     // Redacted before rendering too: clipping could cut a secret short of what the redactor recognises.
     postReports: (target, reports: Report[]) => post(target, renderReports(redactDeep(reports, options.redact))),
     postError: (target, message) => post(target, { text: `:x: ${toSlackText(options.redact(message))}` }),
-    ...planMessages(client, options.redact, log, options.onFallback),
+    ...planMessages({ client, poster }, options.redact, log, { onError, ...(options.onFallback ? { onFallback: options.onFallback } : {}) }),
   };
 }
 
 /** Repairs: the plan message with its buttons, its updates and its thread (src/slack/plan-render.ts). */
-function planMessages(client: WebClient, redact: Redactor, log: Logger, onFallback?: (slackError: string) => void): Required<Pick<Notifier, 'postPlan' | 'updatePlan' | 'postInThread'>> {
+function planMessages(
+  clients: { client: WebClient; poster: WebClient },
+  redact: Redactor,
+  log: Logger,
+  hooks: { onError: (method: string, err: unknown) => void; onFallback?: (slackError: string) => void },
+): Required<Pick<Notifier, 'postPlan' | 'updatePlan' | 'postInThread'>> {
+  const { client, poster } = clients;
   const content = (view: PlanMessageView): OutgoingMessage => {
     const { text, blocks } = renderPlanMessage(redactDeep(view, redact));
     return { text: redact(text), blocks: redactDeep(blocks, redact) as never[] };
   };
-  const within = <T>(what: string, send: (m: OutgoingMessage) => Promise<T>, message: OutgoingMessage) => sendWithFallback(send, message, { log, what, onFallback });
-  const body = (m: OutgoingMessage) => ({ text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) });
-  const failed = (what: string, channel: string) => (err: unknown) => {
+  const within = <T>(what: string, sendOne: (m: OutgoingMessage) => Promise<T>, message: OutgoingMessage) => sendWithFallback(sendOne, message, { log, what, onFallback: hooks.onFallback });
+  const failed = (what: string, channel: string, method?: string) => (err: unknown) => {
+    if (method) hooks.onError(method, err);
     const slackError = slackErrorCode(err);
     log.error({ channel, slackError, err: describeError(err) }, `could not ${what}`);
     throw new SlackDeliveryError(`Slack refused to ${what} in ${channel}${slackError ? ` (${slackError})` : ''}`, slackError, !(slackError && PERMANENT.has(slackError)), err);
   };
+  const send = { log, onError: hooks.onError };
   return {
     postPlan: async (target, view) => {
-      const res = await within('post a plan', (m) => client.chat.postMessage({ channel: target.channel, ...body(m) }), content(view)).catch(failed('post a plan', target.channel));
-      return { channel: res.channel ?? target.channel, ts: res.ts ?? '' };
+      const res = await within('post a plan', (m) => postOnce(poster, { channel: target.channel, ...body(m) }, send), content(view)).catch(failed('post a plan', target.channel));
+      return { channel: res.channel, ts: res.ts ?? '' };
     },
     updatePlan: async (ref, view) => {
-      await within('update a plan', (m) => client.chat.update({ channel: ref.channel, ts: ref.ts, ...body(m) }), content(view)).catch(failed('update a plan', ref.channel));
+      await within('update a plan', (m) => client.chat.update({ channel: ref.channel, ts: ref.ts, ...body(m) }), content(view)).catch(failed('update a plan', ref.channel, 'chat.update'));
     },
     postInThread: async (ref, text) => {
-      await within('post in a plan thread', (m) => client.chat.postMessage({ channel: ref.channel, thread_ts: ref.ts, ...body(m) }), { text: toSlackText(redact(text)) }).catch(
+      await within('post in a plan thread', (m) => postOnce(poster, { channel: ref.channel, thread_ts: ref.ts, ...body(m) }, send), { text: toSlackText(redact(text)) }).catch(
         failed('post in a plan thread', ref.channel),
       );
     },

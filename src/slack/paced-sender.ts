@@ -4,6 +4,8 @@ import type { AlertSender } from '../alerts/alert-sender.ts';
 import type { Logger } from '../log.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
 import { sendWithFallback, type OutgoingMessage } from './message-budget.ts';
+import type { SlackMetrics } from './notifier.ts';
+import { findPosted, newPostKey, outcomeUnknown, postMetadata } from './post-once.ts';
 
 export interface PacedSenderOptions {
   /** The bot token, revealed here at the point of use. */
@@ -23,6 +25,7 @@ export interface PacedSenderOptions {
   maxRateLimitWaits?: number;
   /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
   onFallback?: (slackError: string) => void;
+  metrics?: SlackMetrics;
 }
 
 export interface PacedSenderStats {
@@ -58,6 +61,8 @@ interface Task {
   waiters: { resolve: (ts: string) => void; reject: (err: unknown) => void }[];
   attempts: number;
   rateLimitWaits: number;
+  /** Posts: the idempotency key in the message metadata, and where to look for it (post-once.ts). */
+  key?: { postId: string; oldest: string };
 }
 
 interface Lane {
@@ -86,6 +91,7 @@ class Pacer implements PacedSender {
   readonly #log: Logger;
   readonly #redact: Redactor;
   readonly #onFallback: ((slackError: string) => void) | undefined;
+  readonly #metrics: SlackMetrics | undefined;
   #closed = false;
 
   constructor(options: PacedSenderOptions) {
@@ -104,6 +110,7 @@ class Pacer implements PacedSender {
     this.#log = options.log.child({ component: 'paced-sender' });
     this.#redact = options.redact;
     this.#onFallback = options.onFallback;
+    this.#metrics = options.metrics;
   }
 
   post(channel: string, message: AlertMessage & { threadTs?: string }): Promise<{ ts: string }> {
@@ -141,7 +148,7 @@ class Pacer implements PacedSender {
     if (this.#closed) return Promise.reject(new SlackSendError('the Slack sender is closed', undefined));
     return new Promise<string>((resolve, reject) => {
       const lane = this.#lane(spec.channel);
-      lane.queue.push({ ...spec, waiters: [{ resolve, reject }], attempts: 0, rateLimitWaits: 0 });
+      lane.queue.push({ ...spec, waiters: [{ resolve, reject }], attempts: 0, rateLimitWaits: 0, ...(spec.kind === 'post' ? { key: newPostKey() } : {}) });
       if (!lane.running) void this.#drain(lane);
     });
   }
@@ -183,7 +190,10 @@ class Pacer implements PacedSender {
       return false;
     } catch (err) {
       const code = (err as { code?: string }).code;
+      const method = task.kind === 'post' ? 'chat.postMessage' : 'chat.update';
+      this.#metrics?.recordSlackError(method, err);
       if (code === ErrorCode.RateLimitedError) {
+        this.#metrics?.recordSlackRateLimited(method);
         const asked = Number((err as { retryAfter?: number }).retryAfter);
         const retryAfterSec = Number.isFinite(asked) && asked >= 0 ? asked : 1;
         this.stats.rateLimited += 1;
@@ -195,8 +205,9 @@ class Pacer implements PacedSender {
         this.#fail(task, new SlackSendError(`Slack kept rate-limiting ${task.channel}`, 'ratelimited', { cause: err }));
         return false;
       }
-      const transient = code === ErrorCode.RequestError || (code === ErrorCode.HTTPError && ((err as { statusCode?: number }).statusCode ?? 0) >= 500);
+      const transient = outcomeUnknown(err);
       lane.notBefore = Date.now() + this.#interval * (transient ? task.attempts : 1);
+      if (transient && task.kind === 'post' && (await this.#alreadyPosted(task))) return false;
       if (transient && task.attempts < this.#attempts && !this.#closed) return true;
       this.#fail(task, toSendError(err));
       return false;
@@ -213,9 +224,26 @@ class Pacer implements PacedSender {
       return task.ts!;
     }
     const thread = task.message.threadTs ? { thread_ts: task.message.threadTs } : {};
-    const result = await sendWithFallback((m) => this.#client.chat.postMessage({ ...content(m), ...thread }), { text, blocks }, budget);
+    const metadata = task.key ? { metadata: postMetadata(task.key.postId) } : {};
+    const result = await sendWithFallback((m) => this.#client.chat.postMessage({ ...content(m), ...metadata, ...thread }), { text, blocks }, budget);
     if (typeof result.ts !== 'string') throw new SlackSendError('Slack accepted the message but returned no ts', undefined);
     return result.ts;
+  }
+
+  /**
+   * A post whose outcome is unknown is not sent again blindly: the channel is read back for its
+   * key. Found: delivered. Unreadable: given up as possibly delivered (never shown twice).
+   * True when the task is settled.
+   */
+  async #alreadyPosted(task: Task): Promise<boolean> {
+    if (!task.key) return false;
+    const where = { channel: task.channel, ...(task.message.threadTs ? { thread_ts: task.message.threadTs } : {}) };
+    const found = await findPosted(this.#client, where, task.key.postId, task.key.oldest, (method, err) => this.#metrics?.recordSlackError(method, err));
+    if (found.read && !found.ts) return false;
+    if (found.ts) this.#log.warn({ channel: task.channel }, 'Slack failed after storing the message: it is not posted again');
+    else this.#log.error({ channel: task.channel }, 'Slack may have stored this message and the channel cannot be read to tell: it is not posted again');
+    for (const w of task.waiters) w.resolve(found.ts ?? '');
+    return true;
   }
 
   #fail(task: Task, err: unknown): void {

@@ -2,6 +2,7 @@ import ssh2 from 'ssh2';
 import type { ClientChannel, ConnectConfig } from 'ssh2';
 import { ChatopsError } from '../errors.ts';
 import { keyTypeOf, sha256Fingerprint } from './fingerprint.ts';
+import type { PeerOutcome } from '../metrics.ts';
 import type { SafeCommand } from './shell-quote.ts';
 import type { CommandResult, ExecOptions, SshConnector, SshSession, SshTarget } from './types.ts';
 
@@ -17,6 +18,8 @@ export interface SshConnectorOptions {
   maxChannels?: number;
   /** Called once per connection that passed host key pinning and authentication. */
   onConnect?: (host: string) => void;
+  /** Called after every connection attempt and every command, for the peer metrics. */
+  onRequest?: (outcome: PeerOutcome, ms: number) => void;
 }
 
 /** Bytes kept per stream; a runaway command cannot exhaust the worker's memory. */
@@ -30,9 +33,14 @@ export function createSshConnector(options: SshConnectorOptions = {}): SshConnec
   };
   return {
     async connect(target, connectOptions) {
-      const client = await openClient(target, connectOptions?.timeoutMs ?? settings.connectTimeoutMs);
+      const started = performance.now();
+      const client = await openClient(target, connectOptions?.timeoutMs ?? settings.connectTimeoutMs).catch((err: unknown) => {
+        options.onRequest?.(connectOutcome(err), performance.now() - started);
+        throw err;
+      });
+      options.onRequest?.('ok', performance.now() - started);
       options.onConnect?.(target.host);
-      return new PinnedSession(target, client, settings.commandTimeoutMs, settings.maxChannels);
+      return new PinnedSession(target, client, settings.commandTimeoutMs, settings.maxChannels, options.onRequest);
     },
   };
 }
@@ -82,6 +90,14 @@ function openClient(target: SshTarget, timeoutMs: number): Promise<Ssh2Client> {
     // Small request/reply exchanges: without this, Nagle plus delayed ACK adds ~40 ms per round trip.
     client.setNoDelay(true);
   });
+}
+
+/** A refused host key or key is the host saying no (client_error); no handshake in time is a timeout. */
+function connectOutcome(err: unknown): PeerOutcome {
+  const e = err as { code?: unknown; message?: unknown };
+  if (e.code === 'SSH_HOST_KEY_REFUSED' || /did not accept the private key/.test(String(e.message))) return 'client_error';
+  if (/^no SSH handshake/.test(String(e.message))) return 'timeout';
+  return 'error';
 }
 
 function checkPrivateKey(target: SshTarget): void {
@@ -137,6 +153,7 @@ class PinnedSession implements SshSession {
     private readonly client: Ssh2Client,
     private readonly defaultTimeoutMs: number,
     maxChannels: number,
+    private readonly onRequest?: (outcome: PeerOutcome, ms: number) => void,
   ) {
     this.host = target.host;
     this.#limiter = new Limiter(maxChannels);
@@ -150,7 +167,17 @@ class PinnedSession implements SshSession {
 
   async exec(command: SafeCommand, options: ExecOptions = {}): Promise<CommandResult> {
     if (this.#closed) throw new ChatopsError('SSH_FAILED', `the SSH connection to ${hostLabel(this.target)} is closed`);
-    return this.#limiter.run(() => runCommand(this.client, this.target, command, options.timeoutMs ?? this.defaultTimeoutMs));
+    return this.#limiter.run(async () => {
+      const started = performance.now();
+      try {
+        const result = await runCommand(this.client, this.target, command, options.timeoutMs ?? this.defaultTimeoutMs);
+        this.onRequest?.(result.timedOut ? 'timeout' : 'ok', performance.now() - started);
+        return result;
+      } catch (err) {
+        this.onRequest?.('error', performance.now() - started);
+        throw err;
+      }
+    });
   }
 
   close(): void {

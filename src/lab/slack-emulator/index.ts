@@ -23,6 +23,8 @@ export interface SlackEmulatorOptions {
   ackTimeoutMs?: number;
   /** Socket Mode pings; default every 10 s. */
   pingIntervalMs?: number;
+  /** Bot scopes the app lacks (e.g. channels:history): the methods that need them answer missing_scope. */
+  missingScopes?: string[];
 }
 
 export interface SlashCommandOptions {
@@ -103,6 +105,12 @@ export interface SlackEmulator {
    * documented limits allow.
    */
   refuseNext(count: number, error: string, method: string): void;
+  /**
+   * The next `count` Web API calls (of `method`, when given) fail with HTTP `status` (default 500).
+   * `afterStoring`: the call is carried out first (the message is stored), as when Slack fails
+   * after writing; otherwise nothing happens.
+   */
+  failNext(count: number, options?: { method?: string; status?: number; afterStoring?: boolean }): void;
   channelMessages(channel: string): EmulatedMessage[];
   /** The messages posted through one response_url (the answers to one command or click). */
   answersTo(responseUrl: string): EmulatedMessage[];
@@ -151,6 +159,8 @@ class Emulator implements SlackEmulator {
   readonly #responseUrls = new Map<string, ResponseUrlEntry>();
   readonly #rateLimits: { remaining: number; retryAfterSec: number; method?: string }[] = [];
   readonly #refusals: { remaining: number; error: string; method: string }[] = [];
+  readonly #failures: { remaining: number; method?: string; status: number; afterStoring: boolean }[] = [];
+  readonly #missingScopes: Set<string>;
   readonly #channels: Set<string> | undefined;
   readonly #ackTimeoutMs: number;
   readonly #tsBase = nowSeconds();
@@ -163,6 +173,7 @@ class Emulator implements SlackEmulator {
     this.signingSecret = options.signingSecret ?? randomBytes(16).toString('hex');
     this.#channels = options.channels ? new Set(options.channels) : undefined;
     this.#ackTimeoutMs = options.ackTimeoutMs ?? 3000;
+    this.#missingScopes = new Set(options.missingScopes ?? []);
     this.#server = createServer((req, res) => {
       this.#route(req, res).catch((err: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'internal_error', detail: String(err) });
@@ -210,6 +221,10 @@ class Emulator implements SlackEmulator {
     if (!refusal) return undefined;
     refusal.remaining -= 1;
     return refusal.error;
+  }
+
+  failNext(count: number, options: { method?: string; status?: number; afterStoring?: boolean } = {}): void {
+    this.#failures.push({ remaining: count, status: options.status ?? 500, afterStoring: options.afterStoring ?? false, ...(options.method ? { method: options.method } : {}) });
   }
 
   channelMessages(channel: string): EmulatedMessage[] {
@@ -422,6 +437,7 @@ class Emulator implements SlackEmulator {
   get #state(): WebApiState {
     return {
       channels: this.#channels,
+      missingScopes: this.#missingScopes,
       messages: this.messages,
       nextTs: () => `${this.#tsBase}.${String(++this.#tsCounter).padStart(6, '0')}`,
       nextSeq: () => this.#nextSeq(),
@@ -449,6 +465,14 @@ class Emulator implements SlackEmulator {
       const response = { ok: false, error: 'ratelimited' };
       this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: 429, response });
       sendJson(res, 429, response, { 'retry-after': String(limit.retryAfterSec) });
+      return;
+    }
+    const failure = this.#failures.find((f) => f.remaining > 0 && (!f.method || f.method === method));
+    if (failure) {
+      failure.remaining -= 1;
+      const carriedOut = failure.afterStoring ? callMethod(method, params, auth, this.#state) : { ok: false, error: 'not carried out' };
+      this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: failure.status, response: carriedOut });
+      res.writeHead(failure.status, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Internal Server Error</body></html>');
       return;
     }
     const refused = this.#refusal(method);

@@ -43,6 +43,8 @@ export interface EmulatedMessage {
   /** The text and blocks as first posted, before any update. */
   original: { text: string; blocks?: unknown[] };
   deleted: boolean;
+  /** Message metadata (chat.postMessage `metadata`), as conversations.history returns it with include_all_metadata. */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }
 
 export interface Invocation {

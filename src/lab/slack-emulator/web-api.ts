@@ -11,6 +11,8 @@ export const EMULATED = {
 
 export interface WebApiState {
   channels: Set<string> | undefined;
+  /** Bot scopes the app was not granted: methods that need one answer missing_scope. */
+  missingScopes: Set<string>;
   messages: EmulatedMessage[];
   nextTs(): string;
   nextSeq(): number;
@@ -50,7 +52,30 @@ const handlers: Record<string, Handler> = {
       ephemeral: false,
       via: 'chat.postMessage',
     });
+    const metadata = metadataOf(p.metadata);
+    if (metadata) message.metadata = metadata;
     return { ok: true, channel: message.channel, ts: message.ts, message: slackMessage(message) };
+  }),
+  // Top-level messages, newest first (https://docs.slack.dev/reference/methods/conversations.history); needs channels:history.
+  'conversations.history': botOnly((p, state) => {
+    const channel = str(p.channel);
+    const problem = channelProblem(channel, state) ?? scopeProblem('channels:history', state);
+    if (problem) return fail(problem);
+    const inRange = (m: EmulatedMessage) => withinTs(m.ts, str(p.oldest), str(p.latest), p.inclusive === true || p.inclusive === 'true');
+    const found = visible(state, channel!).filter((m) => (!m.threadTs || m.threadTs === m.ts) && inRange(m)).reverse();
+    const limit = Math.min(Number(p.limit ?? 100) || 100, 1000);
+    return { ok: true, messages: found.slice(0, limit).map((m) => slackMessage(m, metadataAsked(p))), has_more: found.length > limit };
+  }),
+  // A thread: its parent, then the replies oldest first; needs channels:history.
+  'conversations.replies': botOnly((p, state) => {
+    const channel = str(p.channel);
+    const ts = str(p.ts);
+    const problem = channelProblem(channel, state) ?? scopeProblem('channels:history', state);
+    if (problem) return fail(problem);
+    const thread = visible(state, channel!).filter((m) => m.ts === ts || m.threadTs === ts);
+    if (!thread.length) return fail('thread_not_found');
+    const inRange = (m: EmulatedMessage) => m.ts === ts || withinTs(m.ts, str(p.oldest), str(p.latest), true);
+    return { ok: true, messages: thread.filter(inRange).map((m) => slackMessage(m, metadataAsked(p))), has_more: false };
   }),
   'chat.postEphemeral': botOnly((p, state) => {
     const channel = str(p.channel);
@@ -140,6 +165,40 @@ function botOnly(handler: (p: Record<string, unknown>, state: WebApiState) => Ap
   return (p, auth, state) => (auth === 'bot' ? handler(p, state) : fail('not_allowed_token_type'));
 }
 
+function scopeProblem(scope: string, state: WebApiState): string | undefined {
+  return state.missingScopes.has(scope) ? 'missing_scope' : undefined;
+}
+
+function visible(state: WebApiState, channel: string): EmulatedMessage[] {
+  return state.messages.filter((m) => m.channel === channel && !m.ephemeral && !m.deleted);
+}
+
+function withinTs(ts: string, oldest: string | undefined, latest: string | undefined, inclusive: boolean): boolean {
+  const t = Number(ts);
+  if (oldest !== undefined && (inclusive ? t < Number(oldest) : t <= Number(oldest))) return false;
+  if (latest !== undefined && (inclusive ? t > Number(latest) : t >= Number(latest))) return false;
+  return true;
+}
+
+function metadataAsked(p: Record<string, unknown>): boolean {
+  return p.include_all_metadata === true || p.include_all_metadata === 'true' || p.include_all_metadata === '1';
+}
+
+/** chat.postMessage `metadata`: an object, or a JSON string in a form body. */
+function metadataOf(value: unknown): EmulatedMessage['metadata'] | undefined {
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  const m = parsed as { event_type?: unknown; event_payload?: unknown } | null;
+  if (!m || typeof m.event_type !== 'string' || !m.event_payload || typeof m.event_payload !== 'object') return undefined;
+  return { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> };
+}
+
 function channelProblem(channel: string | undefined, state: WebApiState): string | undefined {
   if (!channel) return 'channel_not_found';
   if (state.channels && !state.channels.has(channel)) return 'channel_not_found';
@@ -165,8 +224,9 @@ function str(v: unknown): string | undefined {
   return undefined;
 }
 
-function slackMessage(m: EmulatedMessage): Record<string, unknown> {
+function slackMessage(m: EmulatedMessage, withMetadata = false): Record<string, unknown> {
   return {
+    ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
     type: 'message',
     user: EMULATED.botUserId,
     bot_id: EMULATED.botId,
