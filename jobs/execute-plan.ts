@@ -10,6 +10,7 @@ import type { PlanStore, StoredPlan } from '../src/repair/plan-store.ts';
 import { planView } from '../src/repair/plan-view.ts';
 import { finishReport, probeFailed, type Report, type StepResult } from '../src/report.ts';
 import { resolveTargets, type TargetKind } from '../src/targets.ts';
+import type { RepairOutcome } from '../src/metrics.ts';
 import type { JobContext, JobData, LockTuning } from './types.ts';
 
 /**
@@ -220,6 +221,7 @@ async function executeLeased(ctx: JobContext, data: ExecuteJobData, def: RepairD
   const report = planReport(plan, startedAt, results, resultsVerdict(plan, stepResults));
   await lease.check();
   await plans.setState(plan.id, state, results);
+  countRepair(ctx, plan.kind, state === 'done' ? 'applied' : 'failed', stepResults);
   if (ref) await notifier.updatePlan(ref, planView({ ...stored, state }, { approvers: ctx.config.slack.approvers, report, state }));
   ctx.log.info({ plan: plan.id, state, outcomes: results.map((r) => r.outcome), token: lease.token }, 'repair plan finished');
   return report;
@@ -239,6 +241,7 @@ async function supersede(
   const next = fresh.steps.length ? 'a new plan is posted for a new approval' : `nothing is left to repair (${fresh.verdict})`;
   const report = worldChanged(plan, fresh, startedAt, `since it was approved; ${next}`);
   await plans.setState(plan.id, 'superseded', report.results);
+  countRepair(ctx, plan.kind, 'refused', []);
   if (ref) {
     await notifier.updatePlan(ref, planView(stored, { approvers: ctx.config.slack.approvers, state: 'superseded', note: `Refused: the world changed; ${next}.` }));
     await notifier.postInThread(ref, `Not run: re-measured right before running, the plan is no longer the one approved (now ${fresh.id}: ${fresh.verdict}). Nothing was changed; ${next}.`);
@@ -292,6 +295,7 @@ async function unmeasurable(
   const results = refuseAll(plan, detail);
   const report = planReport(plan, startedAt, results, `${plan.kind} ${plan.target}: ${detail}. Run /maas ${plan.kind} ${plan.target} again once it answers`);
   await services.plans.setState(plan.id, 'failed', results);
+  countRepair(ctx, plan.kind, 'failed', []);
   const ref = messageRef(stored);
   if (ref) {
     await services.notifier.postInThread(ref, report.verdict).catch(() => undefined);
@@ -313,6 +317,12 @@ const ICON: Record<StepResult['outcome'], string> = { verified: '✅', skipped: 
 
 export function progressLine(subject: string, results: readonly StepResult[]): string {
   return `${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${r.detail})`).join(' → ')}`;
+}
+
+/** The repairs_total and repair_steps_total metrics: once per plan that ended, once per step it ran. */
+function countRepair(ctx: JobContext, kind: RepairKind, outcome: RepairOutcome, steps: readonly StepResult[]): void {
+  ctx.metrics?.recordRepair(kind, outcome);
+  for (const step of steps) ctx.metrics?.recordRepairStep(kind, step.outcome);
 }
 
 /** Every repair step goes to the audit trail: who approved it, what it did to which subject, how it ended. */

@@ -5,6 +5,7 @@ import type { Notifier, ReplyTarget } from '../src/notifier.ts';
 import type { PlanStore } from '../src/repair/plan-store.ts';
 import type { AuditLog } from '../src/audit/audit-log.ts';
 import type { JobLock } from '../src/repair/plan-lease.ts';
+import type { Metrics } from '../src/metrics.ts';
 import type { Report } from '../src/report.ts';
 
 export interface JobContext {
@@ -22,6 +23,8 @@ export interface JobContext {
   job?: { lock?: JobLock; lockDurationMs: number };
   /** Time for long waits (following a commissioning); tests give a fake clock. Default: the real one. */
   clock?: { now(): number; sleep(ms: number): Promise<void> };
+  /** Repairs and their steps are counted here. Absent in the CLI. */
+  metrics?: Pick<Metrics, 'recordRepair' | 'recordRepairStep'>;
 }
 
 /** Job data as stored in Redis (clear text): names and Slack ids only, never a secret. */

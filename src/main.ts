@@ -103,7 +103,7 @@ async function startWorkers(w: Wiring): Promise<void> {
   const workers = startJobWorkers({
     connection: w.redis,
     jobs: jobRegistry,
-    context: { config: w.options.loaded.config, adapters, log: w.log, plans: w.plans, audit: w.audit, ...(notifier ? { notifier } : {}) },
+    context: { config: w.options.loaded.config, adapters, log: w.log, plans: w.plans, audit: w.audit, metrics: w.metrics, ...(notifier ? { notifier } : {}) },
     ...(notifier ? { notifier } : {}),
     redact: w.redact,
     prefix: w.prefix,
@@ -112,7 +112,7 @@ async function startWorkers(w: Wiring): Promise<void> {
   w.closers.push(() => workers.close());
   const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback, metrics: w.metrics }) : undefined;
   // Not awaited: syncing the schedulers waits for Redis, and a process started while Redis is down must still come up (and say so on /readyz).
-  const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit }).catch((err: unknown) => {
+  const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics }).catch((err: unknown) => {
     w.log.error({ err: describeError(err) }, 'drift alerting could not start');
     return undefined;
   });
@@ -149,7 +149,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     alerts,
     rememberSignature: async (signature, ttlSec) => (await withTimeout(w.producer.set(`${w.prefix}:slack-seen:${signature}`, '1', 'EX', ttlSec, 'NX'), 2_000)) === 'OK',
     registerExtras: (app) => {
-      approvalHandlers({ config, plans: w.plans, enqueue, log: w.log, redact: w.redact, audit: w.audit })(app);
+      approvalHandlers({ config, plans: w.plans, enqueue, log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics })(app);
       alertActionHandlers({ config, enqueue, log: w.log, redact: w.redact, audit: w.audit, alerts })(app);
     },
   });

@@ -5,6 +5,7 @@ import type { Report } from '../report.ts';
 import { renderAlert, threadNote } from './alert-message.ts';
 import type { AlertRecord, Silence } from './alert-record.ts';
 import type { AlertSender } from './alert-sender.ts';
+import type { Metrics } from '../metrics.ts';
 import type { AlertStore } from './alert-store.ts';
 import { alertIdOf } from './fingerprint.ts';
 import { observeScan, type KindObservation, type ScanObservation } from './observe-scan.ts';
@@ -25,6 +26,8 @@ export interface AlertReconcilerOptions {
   lockWaitMs?: number;
   /** Alerts opened, re-opened, changed and resolved go to the audit trail. */
   audit?: AuditLog;
+  /** open_alerts by check, read from the store after every reconcile (so every process reports the shared state). */
+  metrics?: Pick<Metrics, 'setOpenAlerts'>;
 }
 
 const AUDITED_EVENTS: readonly AlertEvent[] = ['opened', 'reopened', 'changed', 'resolved'];
@@ -62,16 +65,29 @@ export class AlertReconciler {
     const observation = observeScan(check, target, reports);
     const lock = await this.#o.store.reconcileLock(check, target, LOCK_TTL_MS, this.#o.lockWaitMs ?? 60_000);
     if (!lock) throw new Error(`alert state for ${check} ${target} stayed locked; another worker may be stuck`);
+    const outcomes: ReconcileOutcome[] = [];
     try {
       const now = this.#now();
       const silence = await this.#o.store.silenceFor(target, now);
-      const outcomes: ReconcileOutcome[] = [];
       for (const seen of [observation.drift, observation.unchecked]) {
         outcomes.push(await this.#apply(observation, seen, now, silence));
       }
-      return outcomes;
     } finally {
       await lock.release();
+    }
+    await this.#reportOpenAlerts();
+    return outcomes;
+  }
+
+  readonly #checksReported = new Set<string>();
+
+  async #reportOpenAlerts(): Promise<void> {
+    if (!this.#o.metrics) return;
+    const byCheck = new Map<string, number>([...this.#checksReported].map((check) => [check, 0]));
+    for (const record of await this.#o.store.open()) byCheck.set(record.check, (byCheck.get(record.check) ?? 0) + 1);
+    for (const [check, count] of byCheck) {
+      this.#checksReported.add(check);
+      this.#o.metrics.setOpenAlerts(check, count);
     }
   }
 

@@ -11,6 +11,7 @@ import { syncSchedulers, type SyncResult } from '../queue/schedulers.ts';
 import type { Redactor } from '../redact.ts';
 import type { AlertSender } from './alert-sender.ts';
 import { AlertStore } from './alert-store.ts';
+import type { Metrics } from '../metrics.ts';
 import { AlertReconciler } from './reconcile.ts';
 
 export interface AlertingOptions {
@@ -35,6 +36,8 @@ export interface AlertingOptions {
   now?: () => number;
   /** The audit trail for alert transitions. */
   audit?: AuditLog;
+  /** open_alerts, set after every reconcile. */
+  metrics?: Pick<Metrics, 'setOpenAlerts'>;
 }
 
 /** Never called: without a channel the reconciler posts nothing. */
@@ -70,6 +73,7 @@ export async function startAlerting(options: AlertingOptions): Promise<Alerting>
     ...(options.quietMs !== undefined ? { quietMs: options.quietMs } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   if (!channel) log.warn(options.sender ? 'slack.alertChannel is not set: drift is tracked (/maas alerts) but not posted' : 'no Slack sender: drift is tracked (/maas alerts) but not posted');
   const scanJob = createScanJob({ store, reconciler, redact: options.redact, ...(options.findJob ? { findJob: options.findJob } : {}) });

@@ -3,6 +3,7 @@ import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { ExecuteJobData } from '../../jobs/execute-plan.ts';
 import type { AuditRecorder } from '../audit/audit-log.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Config } from '../config.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -24,6 +25,8 @@ export interface ApprovalOptions {
   now?: () => number;
   /** The audit trail: approvals, rejections and refusals are recorded there too. */
   audit?: AuditRecorder;
+  /** A rejected or expired plan ends here: repairs_total. */
+  metrics?: Pick<Metrics, 'recordRepair'>;
 }
 
 type Decision = 'approve' | 'reject';
@@ -90,6 +93,7 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
       if (result.why === 'missing') return await refuse('This plan is not known any more. Run the /maas fix command again.');
       if (result.why === 'expired') {
         await updateMessage(options, click, { ...stored, state: 'expired' });
+        options.metrics?.recordRepair(stored.plan.kind, 'expired');
         return await refuse(`This plan expired at ${utc(stored.expiresAt)} without approval; nothing was changed. Run \`/maas ${stored.plan.kind} ${stored.plan.target}\` again for a fresh plan.`);
       }
       const by = result.by ? ` by <@${result.by}>` : '';
@@ -97,6 +101,7 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
       return await refuse(`This plan was already ${stateWord(result.state)}${by}${at}; a plan is decided once and runs at most once.`);
     }
     const decided = (await plans.get(click.planId)) ?? stored;
+    if (decision === 'reject') options.metrics?.recordRepair(stored.plan.kind, 'rejected');
     await updateMessage(options, click, decided);
     log.info({ kind: stored.plan.kind, target: stored.plan.target }, decision === 'approve' ? 'repair plan approved' : 'repair plan rejected');
     await options.audit?.record({
