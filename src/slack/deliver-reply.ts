@@ -43,8 +43,9 @@ export async function deliverReply(reply: CommandReply, to: ReplyDestination, re
 
 /** A response_url answer of 5xx, or no answer after sending: it may have been shown; a 4xx or a refused connection was not. */
 function mayHaveArrived(err: unknown): boolean {
-  const e = err as { response?: { status?: unknown }; code?: unknown } | null;
-  const status = Number(e?.response?.status);
+  // Bolt's RespondError carries statusCode; a fetch failure (no answer) carries its cause's code.
+  const e = err as { statusCode?: unknown; code?: unknown; cause?: { code?: unknown } } | null;
+  const status = Number(e?.statusCode);
   if (Number.isInteger(status) && status > 0) return status >= 500;
-  return !['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'].includes(String(e?.code ?? ''));
+  return !['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'].includes(String(e?.cause?.code ?? e?.code ?? ''));
 }

@@ -5,6 +5,8 @@ import { silentLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';
 import { createPacedSender } from '../../src/slack/paced-sender.ts';
+import { parseConfigText } from '../../src/config.ts';
+import { createSlackApp } from '../../src/slack/app.ts';
 
 /*
  * Slack answering 500 after it stored a message (the emulator carries the call out, then fails):
@@ -81,6 +83,36 @@ describe('the notifier posts once', () => {
       expect(blind.calls.find((c) => c.method === 'conversations.history')?.response).toMatchObject({ ok: false, error: 'missing_scope' });
     } finally {
       await blind.close();
+    }
+  });
+});
+
+describe('a command answer is given once', () => {
+  it('the response_url answers 500 after showing the answer: it is not posted again through the Web API', async () => {
+    const bot = await createSlackApp({
+      config: parseConfigText(`slack:\n  commandChannels: [${CHANNEL}]\n  operators: [U0OPS1]\n`, { path: 't.yaml', env: {} }).config,
+      botToken: emulator.botToken,
+      signingSecret: emulator.signingSecret,
+      mode: 'http',
+      port: 0,
+      host: '127.0.0.1',
+      slackApiUrl: emulator.apiUrl,
+      enqueue: async () => 'job-1',
+      log: silentLogger(),
+      redact: (s) => s,
+    });
+    await bot.start();
+    try {
+      emulator.failNext(1, { method: 'response_url', afterStoring: true });
+      const sent = await emulator.sendSlashCommand({ appUrl: `http://127.0.0.1:${bot.port}`, text: 'help', user: 'U0OPS1', channel: CHANNEL });
+      await emulator.waitFor((e) => e.answersTo(sent.responseUrl)[0], { description: 'the answer' });
+      // Give a wrong second post every chance to show up: a later command's answer arrives after it would have.
+      const next = await emulator.sendSlashCommand({ appUrl: `http://127.0.0.1:${bot.port}`, text: 'help', user: 'U0OPS1', channel: CHANNEL });
+      await emulator.waitFor((e) => e.answersTo(next.responseUrl)[0], { description: 'the second answer' });
+      expect(emulator.answersTo(sent.responseUrl)).toHaveLength(1);
+      expect(calls('chat.postEphemeral') + calls('chat.postMessage')).toBe(0);
+    } finally {
+      await bot.stop();
     }
   });
 });

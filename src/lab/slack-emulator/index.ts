@@ -108,7 +108,8 @@ export interface SlackEmulator {
   /**
    * The next `count` Web API calls (of `method`, when given) fail with HTTP `status` (default 500).
    * `afterStoring`: the call is carried out first (the message is stored), as when Slack fails
-   * after writing; otherwise nothing happens.
+   * after writing; otherwise nothing happens. `method: 'response_url'` (with afterStoring) fails
+   * response_url posts the same way.
    */
   failNext(count: number, options?: { method?: string; status?: number; afterStoring?: boolean }): void;
   channelMessages(channel: string): EmulatedMessage[];
@@ -520,6 +521,12 @@ class Emulator implements SlackEmulator {
         via: 'response_url',
         responseUrl: `${this.url}/response/${id}`,
       });
+    }
+    const failure = this.#failures.find((f) => f.remaining > 0 && f.afterStoring && f.method === 'response_url');
+    if (failure) {
+      failure.remaining -= 1;
+      res.writeHead(failure.status, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Internal Server Error</body></html>');
+      return;
     }
     sendJson(res, 200, { ok: true });
   }
