@@ -147,7 +147,11 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     metrics: w.metrics,
     audit: w.audit,
     alerts,
-    rememberSignature: async (signature, ttlSec) => (await withTimeout(w.producer.set(`${w.prefix}:slack-seen:${signature}`, '1', 'EX', ttlSec, 'NX'), 2_000)) === 'OK',
+    rememberSignature: async (signature, ttlSec) => {
+      // Not queued behind a reconnect: with Redis away the check is skipped at once (request-guard.ts).
+      if (w.producer.status !== 'ready') throw new Error('Redis is not connected');
+      return (await withTimeout(w.producer.set(`${w.prefix}:slack-seen:${signature}`, '1', 'EX', ttlSec, 'NX'), 2_000)) === 'OK';
+    },
     registerExtras: (app) => {
       approvalHandlers({ config, plans: w.plans, enqueue, log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics })(app);
       alertActionHandlers({ config, enqueue, log: w.log, redact: w.redact, audit: w.audit, alerts })(app);

@@ -60,8 +60,10 @@ export function guardSlackRequests(listener: Listener, options: SlackRequestGuar
     if (!validSignature(options.signingSecret, timestamp, body, signature)) return undefined;
     try {
       if (!(await options.remember(signature, REPLAY_MEMORY_SEC))) return { status: 401, reason: 'this signed request was already received (a replay)' };
-    } catch {
-      return { status: 503, reason: 'cannot check for replayed requests right now (Redis unreachable); Slack will retry' };
+    } catch (err) {
+      // Redis is down: nothing can be queued either, so a replay could only get an answer; the user
+      // must still hear that the bot cannot take work right now.
+      log.warn({ err: (err as Error).message }, 'cannot remember request signatures (Redis unreachable): replay check skipped');
     }
     return undefined;
   }
