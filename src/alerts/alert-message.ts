@@ -1,7 +1,7 @@
 import { SLACK_MESSAGE_LIMITS } from '../slack/message-limits.ts';
 import { formatDuration } from '../duration.ts';
 import type { Report, ReportKind, Status } from '../report.ts';
-import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
+import { clipText, codeSpan, escapeMrkdwn, slackDate } from '../slack/mrkdwn.ts';
 import { renderReport } from '../slack/render.ts';
 import type { AlertMember, AlertRecord, Silence } from './alert-record.ts';
 import type { AlertEvent, MemberChange } from './transition.ts';
@@ -93,7 +93,7 @@ function memberList(members: readonly AlertMember[]): string {
 
 function openContext(record: AlertRecord, now: number, silence: Silence | undefined): string {
   const parts = [
-    `Open for ${formatDuration(Math.max(0, now - record.openedAt))} (since ${when(record.openedAt)})`,
+    now - record.openedAt < 1000 ? `Opened just now (${when(record.openedAt)})` : `Open for ${formatDuration(now - record.openedAt)} (since ${when(record.openedAt)})`,
     `last checked ${when(record.lastSeenAt)}`,
   ];
   const note = reopenedNote(record);
@@ -114,11 +114,7 @@ function actionsBlock(record: AlertRecord): unknown {
   return { type: 'actions', block_id: `alert_actions`, elements: record.kind === 'drift' ? [planFix, recheck] : [recheck] };
 }
 
-/** A Slack date token: each reader sees their own time zone; the fallback is UTC. */
-function when(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time_secs}|${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC>`;
-}
+const when = slackDate;
 
 function ordinal(n: number): string {
   const tail = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th';

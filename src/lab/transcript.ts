@@ -63,7 +63,8 @@ function messageLines(m: EmulatedMessage, names: TranscriptNames, fromSeq: numbe
   const original = m.updates.length && m.updates[0]!.seq >= fromSeq ? m.original : m;
   const prefix = m.threadTs ? '    ↳ ' : '';
   const pad = m.threadTs ? '      ' : '  ';
-  return [`${prefix}${who}${channelLabel(m.channel, names)}:`, ...bodyLines(original, names).map((l) => `${pad}${l}`)];
+  const files = (m.files ?? []).map((f) => `${pad}[file ${f.filename}: ${(f.content ?? '').split('\n').filter(Boolean).length} lines]`);
+  return [`${prefix}${who}${channelLabel(m.channel, names)}:`, ...bodyLines(original, names).map((l) => `${pad}${l}`), ...files];
 }
 
 /** An edit is shown by what changed for a reader: its headline and its closing lines. */

@@ -70,3 +70,9 @@ export function clipInside(prefix: string, content: string, suffix: string, max:
   if (room <= ELLIPSIS.length) return clipText(prefix + suffix, max);
   return prefix + clipText(content, room) + suffix;
 }
+
+/** A Slack date token: each reader sees their own time zone; clients that cannot show it read the UTC fallback. */
+export function slackDate(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time_secs}|${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC>`;
+}

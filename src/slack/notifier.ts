@@ -9,6 +9,9 @@ import type { Report } from '../report.ts';
 import { fitMessage, sendWithFallback, type OutgoingMessage } from './message-budget.ts';
 import { toSlackText } from './mrkdwn.ts';
 import { renderPlanMessage } from './plan-render.ts';
+import { renderSummary, summaryOrder } from './all-summary.ts';
+import { attachmentsFor, type FileAttachment } from './evidence-files.ts';
+import { uploadTextFile } from './file-upload.ts';
 import { renderReports } from './render.ts';
 import { noBlindRetries, postOnce } from './post-once.ts';
 
@@ -25,7 +28,11 @@ export interface SlackNotifierOptions {
   /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
   onFallback?: (slackError: string) => void;
   metrics?: SlackMetrics;
+  /** Least time between two thread replies of one `all` answer; default 1100 ms (Slack: about one message a second per channel). */
+  threadIntervalMs?: number;
 }
+
+const THREAD_INTERVAL_MS = 1100;
 
 /** A message as chat.postMessage / chat.update take it. */
 const body = (m: OutgoingMessage) => ({ text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) });
@@ -84,17 +91,18 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   const onError = (method: string, err: unknown) => options.metrics?.recordSlackError(method, err);
   const send = { log, onError };
 
-  async function post(target: ReplyTarget, message: { text: string; blocks?: unknown[] }): Promise<void> {
+  async function post(target: ReplyTarget, message: { text: string; blocks?: unknown[] }): Promise<string | undefined> {
     const text = options.redact(message.text);
     const blocks = message.blocks ? redactDeep(message.blocks, options.redact) : undefined;
     const content = fitMessage({ text, ...(blocks ? { blocks: blocks as never[] } : {}) });
     try {
-      await sendWithFallback((m) => postOnce(poster, { channel: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}), ...body(m) }, send), content, { log, what: `post to ${target.channel}`, onFallback: options.onFallback });
+      const res = await sendWithFallback((m) => postOnce(poster, { channel: target.channel, ...(target.threadTs ? { thread_ts: target.threadTs } : {}), ...body(m) }, send), content, { log, what: `post to ${target.channel}`, onFallback: options.onFallback });
+      return res.ts;
     } catch (err) {
       const slackError = slackErrorCode(err);
       log.error({ channel: target.channel, slackError, err: describeError(err) }, 'could not post to Slack');
       if (slackError && FALL_BACK_TO_RESPONSE_URL.has(slackError) && target.responseUrl) {
-        if (await postToResponseUrl(target.responseUrl, content, log)) return;
+        if (await postToResponseUrl(target.responseUrl, content, log)) return undefined;
       }
       throw new SlackDeliveryError(
         `Slack refused the message for ${target.channel}${slackError ? ` (${slackError})` : ''}`,
@@ -105,10 +113,52 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     }
   }
 
+  /** Files and thread replies after the message reached Slack: a failure is logged, the message stands. */
+  async function inThread(where: ReplyTarget, what: string, send: () => Promise<unknown>): Promise<void> {
+    try {
+      await send();
+    } catch (err) {
+      log.error({ channel: where.channel, slackError: slackErrorCode(err), err: describeError(err) }, `could not ${what}`);
+    }
+  }
+
+  async function upload(where: ReplyTarget, threadTs: string, files: readonly FileAttachment[]): Promise<void> {
+    for (const file of files) {
+      const clean = { ...file, title: options.redact(file.title), content: options.redact(file.content) };
+      await inThread(where, `upload ${file.filename}`, () => uploadTextFile(client, { channel: where.channel, threadTs }, clean));
+    }
+  }
+
+  const pace = () => new Promise((resolve) => setTimeout(resolve, options.threadIntervalMs ?? THREAD_INTERVAL_MS));
+
+  /** One target: its message, its long lists as files in its thread. Several: a summary, then each failing target in the thread. */
+  async function postReports(target: ReplyTarget, reports: Report[]): Promise<void> {
+    if (reports.length <= 1) {
+      const ts = await post(target, renderReports(reports));
+      const thread = target.threadTs ?? ts;
+      if (thread) await upload(target, thread, reports.flatMap(attachmentsFor));
+      return;
+    }
+    const summary = renderSummary(reports);
+    const ts = await post(target, summary.message);
+    const thread = target.threadTs ?? ts;
+    // Answered through the response_url (the bot is not in the channel): no thread to post in.
+    if (!thread) return;
+    if (summary.file) await upload(target, thread, [summary.file]);
+    const where = { channel: target.channel, threadTs: thread };
+    for (const report of summaryOrder(reports).filter((r) => r.status !== 'ok')) {
+      await pace();
+      await inThread(where, `post the details of ${report.target}`, () => post(where, renderReports([report])));
+      await upload(where, thread, attachmentsFor(report));
+    }
+  }
+
   return {
     // Redacted before rendering too: clipping could cut a secret short of what the redactor recognises.
-    postReports: (target, reports: Report[]) => post(target, renderReports(redactDeep(reports, options.redact))),
-    postError: (target, message) => post(target, { text: `:x: ${toSlackText(options.redact(message))}` }),
+    postReports: (target, reports: Report[]) => postReports(target, redactDeep(reports, options.redact)),
+    postError: async (target, message) => {
+      await post(target, { text: `:x: ${toSlackText(options.redact(message))}` });
+    },
     ...planMessages({ client, poster }, options.redact, log, { onError, ...(options.onFallback ? { onFallback: options.onFallback } : {}) }),
   };
 }

@@ -1,8 +1,11 @@
 import type { Finding, PlanStep, Report, Severity, Status, StepOutcome, StepResult } from '../report.ts';
 import { worstStatus } from '../report.ts';
+import { formatDuration } from '../duration.ts';
+import { fileNameFor, isTableKey, needsFile, TABLE_HEAD_LINES } from './evidence-files.ts';
+import { humanLabel, humanValue, macChange, redundantKeys } from './evidence-text.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
-import { clipInside, clipText, codeSpan, escapeMrkdwn } from './mrkdwn.ts';
+import { clipInside, clipText, codeSpan, escapeMrkdwn, slackDate } from './mrkdwn.ts';
 
 /**
  * Slack's limits on a message (message-limits.ts). `totalText` stays under the undocumented
@@ -128,6 +131,7 @@ function renderFull(reports: readonly Report[], maxBlocks: number, maxChars: num
     ordered.map((o) => o.findings),
     budget,
     ordered.map((o) => o.shown),
+    reports.map((r) => r.target),
   );
   const blocks: Block[] = [head];
   skeletons.forEach((s, i) => {
@@ -168,7 +172,9 @@ function contextBlock(reports: readonly Report[]): Block {
   const first = reports[0];
   const findings = reports.reduce((n, r) => n + r.findings.length, 0);
   const took = reports.reduce((ms, r) => Math.max(ms, r.durationMs), 0);
-  const text = `${findings} finding${findings === 1 ? '' : 's'} · started ${escapeMrkdwn(first?.startedAt ?? '')} · took ${took} ms`;
+  const started = first ? Date.parse(first.startedAt) : Number.NaN;
+  const when = Number.isFinite(started) ? slackDate(started) : escapeMrkdwn(first?.startedAt ?? '');
+  const text = `${findings} finding${findings === 1 ? '' : 's'} · started ${when} · took ${took < 1000 ? `${took} ms` : formatDuration(took)}`;
   return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_LIMITS.contextText) }] };
 }
 
@@ -214,7 +220,7 @@ function sortedFindings(findings: readonly Finding[]): Finding[] {
  * Shows findings worst first, taking turns between reports, while blocks and characters last;
  * each report whose findings do not all fit ends with one section counting the rest by code.
  */
-function allocateFindings(perReport: Finding[][], budget: Budget, limits: readonly number[]): Block[][] {
+function allocateFindings(perReport: Finding[][], budget: Budget, limits: readonly number[], targets: readonly string[]): Block[][] {
   const shown: Block[][] = perReport.map(() => []);
   const overflowCost = (i: number) => {
     const rest = perReport[i]!.slice(shown[i]!.length);
@@ -227,7 +233,7 @@ function allocateFindings(perReport: Finding[][], budget: Budget, limits: readon
     for (let i = 0; i < perReport.length; i += 1) {
       const next = perReport[i]![shown[i]!.length];
       if (!next || shown[i]!.length >= (limits[i] ?? Infinity)) continue;
-      const block = findingBlock(next);
+      const block = findingBlock(next, targets[i] ?? '');
       shown[i]!.push(block);
       const used = shown.reduce((n, bs) => n + bs.length, 0) + overflowBlocks();
       const chars =
@@ -246,14 +252,14 @@ function allocateFindings(perReport: Finding[][], budget: Budget, limits: readon
   });
 }
 
-function findingBlock(f: Finding): Block {
+function findingBlock(f: Finding, target: string): Block {
   const first = `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 80)} *${f.severity}* — ${clipText(escapeMrkdwn(f.subject), CAP.subject)}`;
   const lines = [first, clipText(escapeMrkdwn(f.summary), CAP.summary)];
   const { inline, preformatted } = splitEvidence(f.evidence);
-  const evidence = evidenceLine(inline);
+  const evidence = evidenceLine(inline, redundantKeys(f.evidence));
   if (evidence) lines.push(evidence);
   if (f.fix) lines.push(clipInside('*Fix:* ', escapeMrkdwn(f.fix), '', CAP.fix));
-  lines.push(...preformattedBlocks(preformatted, SLACK_LIMITS.sectionText - lines.join('\n').length - 1));
+  lines.push(...preformattedBlocks(preformatted, SLACK_LIMITS.sectionText - lines.join('\n').length - 1, target, f.evidence));
   return section(lines.join('\n'));
 }
 
@@ -269,12 +275,18 @@ function splitEvidence(evidence: Record<string, unknown>): { inline: Record<stri
 }
 
 /** Code blocks cut at whole lines within `room` characters, with a count of the lines left out. */
-function preformattedBlocks(entries: [string, string][], room: number): string[] {
+function preformattedBlocks(entries: [string, string][], room: number, target: string, evidence: Record<string, unknown>): string[] {
   const out: string[] = [];
   let left = room;
   for (const [index, [key, text]] of entries.entries()) {
+    if (needsFile(text)) {
+      const block = fileNote(key, text, target, evidence);
+      out.push(block);
+      left -= block.length + 1;
+      continue;
+    }
     const share = Math.floor(left / (entries.length - index));
-    const head = `_${escapeMrkdwn(key)}:_\n\`\`\`\n`;
+    const head = `_${escapeMrkdwn(humanLabel(key))}:_\n\`\`\`\n`;
     const tailRoom = 40;
     const lines = escapeMrkdwn(text.replace(/```/g, "'''")).split('\n');
     const kept: string[] = [];
@@ -293,15 +305,20 @@ function preformattedBlocks(entries: [string, string][], room: number): string[]
   return out;
 }
 
-/** `key` value pairs, long values summarised, keys that do not fit counted. */
-function evidenceLine(evidence: Record<string, unknown>): string {
-  const entries = Object.entries(evidence).filter(([, v]) => v !== undefined);
+/** `key` value pairs in words (evidence-text.ts), long values summarised, keys that do not fit counted. */
+function evidenceLine(evidence: Record<string, unknown>, skip: Set<string>): string {
+  const change = macChange(evidence);
+  if (change) skip.add('recorded').add('live');
+  const entries: [string, string][] = Object.entries(evidence)
+    .filter(([k, v]) => v !== undefined && !skip.has(k))
+    .map(([k, v]) => [k, humanValue(k, v, CAP.evidenceValue - 2)]);
+  if (change) entries.unshift(['MAC', change]);
   if (!entries.length) return '';
   const prefix = '_evidence:_ ';
   const parts: string[] = [];
   let length = prefix.length;
   for (const [index, [key, value]] of entries.entries()) {
-    const part = `${escapeMrkdwn(key)} ${codeSpan(compactValue(value, CAP.evidenceValue - 2), CAP.evidenceValue)}`;
+    const part = `${escapeMrkdwn(key === 'MAC' ? key : humanLabel(key))} ${codeSpan(value, CAP.evidenceValue)}`;
     const left = entries.length - index - 1;
     const tail = left ? ` (+${left} more)`.length : 0;
     if (length + part.length + 3 + tail > CAP.evidence) {
@@ -314,29 +331,16 @@ function evidenceLine(evidence: Record<string, unknown>): string {
   return prefix + parts.join(' · ');
 }
 
-function compactValue(value: unknown, max: number): string {
-  if (Array.isArray(value)) return compactArray(value, max);
-  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
-  return String(value);
-}
-
-/** `[a, b, … +N more]`: as many items as fit in `max` escaped characters, the rest counted. */
-function compactArray(values: readonly unknown[], max: number): string {
-  const parts: string[] = [];
-  let used = 2;
-  for (const [index, v] of values.entries()) {
-    const rest = values.length - index;
-    const item = clipText(typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v), Math.max(12, Math.floor(max / 4)));
-    const cost = escapeMrkdwn(item).length + (parts.length ? 2 : 0);
-    const tail = rest > 1 ? `, … +${rest - 1} more`.length : 0;
-    if (index >= CAP.arrayItems || used + cost + tail > max) {
-      parts.push(`… +${rest} more`);
-      break;
-    }
-    parts.push(item);
-    used += cost;
-  }
-  return `[${parts.join(', ')}]`;
+/** A text too long for a message: a table shows its head; either way the note names the file in the thread and its rows. */
+function fileNote(key: string, text: string, target: string, evidence: Record<string, unknown>): string {
+  const filename = fileNameFor(target, key);
+  const rows = Array.isArray(evidence.table) && isTableKey(key) ? evidence.table.length : text.split('\n').length - (isTableKey(key) ? 1 : 0);
+  const label = `_${escapeMrkdwn(humanLabel(key))}:_`;
+  const noun = isTableKey(key) ? `${rows} row${rows === 1 ? '' : 's'}` : `${rows} line${rows === 1 ? '' : 's'}`;
+  const note = `the whole of it (${noun}) is in the file ${codeSpan(filename, 90)} in the thread`;
+  if (!isTableKey(key)) return `${label} ${note}`;
+  const head = escapeMrkdwn(text.replace(/```/g, "'''")).split('\n').slice(0, TABLE_HEAD_LINES + 1);
+  return clipInside(`${label}\n\`\`\`\n`, head.map((l) => clipText(l, 110)).join('\n'), `\n\`\`\`\n… ${note}`, 1900);
 }
 
 function overflowBlock(rest: readonly Finding[]): Block {

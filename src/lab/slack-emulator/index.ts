@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ApiCall, EmulatedMessage, Invocation, SocketAck, SocketConnection, TokenKind } from './records.ts';
+import type { ApiCall, EmulatedFile, EmulatedMessage, Invocation, SocketAck, SocketConnection, TokenKind } from './records.ts';
 import { nowSeconds, slackSignature } from './signing.ts';
 import { SocketModeServer } from './socket-mode.ts';
 import { addMessage, applyUpdate, blocksOf, callMethod, contentProblem, EMULATED, type WebApiState } from './web-api.ts';
 
-export type { ApiCall, EmulatedMessage, Invocation, MessageUpdate, SocketAck, SocketConnection } from './records.ts';
+export type { ApiCall, EmulatedFile, EmulatedMessage, Invocation, MessageUpdate, SocketAck, SocketConnection } from './records.ts';
 export { slackSignature } from './signing.ts';
 export { BLOCK_LIMITS, checkBlocks, checkMessage } from './block-limits.ts';
 export { EMULATED } from './web-api.ts';
@@ -93,6 +93,8 @@ export interface SlackEmulator {
   readonly calls: ApiCall[];
   /** Every message in the order it was posted, with updates applied. */
   readonly messages: EmulatedMessage[];
+  /** Every file announced with files.getUploadURLExternal, with what was uploaded and where it was shared. */
+  readonly files: EmulatedFile[];
   readonly invocations: Invocation[];
   readonly acks: SocketAck[];
   readonly connections: SocketConnection[];
@@ -152,6 +154,7 @@ class Emulator implements SlackEmulator {
   readonly signingSecret: string;
   readonly calls: ApiCall[] = [];
   readonly messages: EmulatedMessage[] = [];
+  readonly #files = new Map<string, EmulatedFile>();
   readonly invocations: Invocation[] = [];
   readonly acks: SocketAck[] = [];
   readonly connections: SocketConnection[] = [];
@@ -203,6 +206,10 @@ class Emulator implements SlackEmulator {
     const hostPart = host.includes(':') ? `[${host}]` : host;
     this.url = `http://${hostPart}:${port}`;
     this.apiUrl = `${this.url}/api/`;
+  }
+
+  get files(): EmulatedFile[] {
+    return [...this.#files.values()];
   }
 
   get openSocketConnections(): number {
@@ -443,6 +450,8 @@ class Emulator implements SlackEmulator {
       nextTs: () => `${this.#tsBase}.${String(++this.#tsCounter).padStart(6, '0')}`,
       nextSeq: () => this.#nextSeq(),
       connectionUrl: () => this.#socket.issueUrl(this.url.replace(/^http/, 'ws')),
+      files: this.#files,
+      uploadUrl: (id) => `${this.url}/upload/${id}`,
     };
   }
 
@@ -451,6 +460,7 @@ class Emulator implements SlackEmulator {
     const raw = await readBody(req);
     if (url.pathname.startsWith('/api/')) return this.#webApi(url, req, raw, res);
     if (url.pathname.startsWith('/response/') && req.method === 'POST') return this.#responseUrl(url.pathname.slice('/response/'.length), raw, res);
+    if (url.pathname.startsWith('/upload/') && req.method === 'POST') return this.#upload(url.pathname.slice('/upload/'.length), raw, res);
     sendJson(res, 404, { ok: false, error: 'not_found' });
   }
 
@@ -480,6 +490,17 @@ class Emulator implements SlackEmulator {
     const response = refused ? { ok: false, error: refused } : callMethod(method, params, auth, this.#state);
     this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: 200, response });
     sendJson(res, 200, response);
+  }
+
+  /** The upload URL takes the bytes as the body, with no token: the URL itself is the permission. */
+  #upload(id: string, raw: string, res: ServerResponse): void {
+    const file = this.#files.get(id);
+    if (!file || file.content !== undefined) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    file.content = raw;
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${Buffer.byteLength(raw, 'utf8')}`);
   }
 
   #tokenKind(token: string | undefined): TokenKind {

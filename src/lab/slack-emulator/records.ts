@@ -45,6 +45,22 @@ export interface EmulatedMessage {
   deleted: boolean;
   /** Message metadata (chat.postMessage `metadata`), as conversations.history returns it with include_all_metadata. */
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
+  /** Files shared with this message (files.completeUploadExternal). */
+  files?: EmulatedFile[];
+}
+
+/** A file uploaded through files.getUploadURLExternal, its upload URL, and files.completeUploadExternal. */
+export interface EmulatedFile {
+  id: string;
+  filename: string;
+  /** The length announced to files.getUploadURLExternal. */
+  length: number;
+  title?: string;
+  /** What was sent to the upload URL (UTF-8). */
+  content?: string;
+  /** Set once completed: where it was shared. */
+  channel?: string;
+  threadTs?: string;
 }
 
 export interface Invocation {

@@ -1,5 +1,5 @@
 import { checkMessage } from './block-limits.ts';
-import type { EmulatedMessage, TokenKind } from './records.ts';
+import type { EmulatedFile, EmulatedMessage, TokenKind } from './records.ts';
 
 export const EMULATED = {
   teamId: 'T0EMULATE',
@@ -17,6 +17,10 @@ export interface WebApiState {
   nextTs(): string;
   nextSeq(): number;
   connectionUrl(): string;
+  /** Files by id, from files.getUploadURLExternal on. */
+  files: Map<string, EmulatedFile>;
+  /** The loopback URL the bytes of a file are posted to. */
+  uploadUrl(fileId: string): string;
 }
 
 export type ApiResult = Record<string, unknown> & { ok: boolean };
@@ -102,6 +106,42 @@ const handlers: Record<string, Handler> = {
     if (!message) return fail('message_not_found');
     applyUpdate(state, message, { text: str(p.text) ?? message.text, blocks: p.blocks === undefined ? message.blocks : blocksOf(p.blocks), via: 'chat.update' });
     return { ok: true, channel, ts, text: message.text, message: slackMessage(message) };
+  }),
+  'files.getUploadURLExternal': botOnly((p, state) => {
+    const filename = str(p.filename);
+    const length = Number(p.length);
+    if (!filename) return fail('invalid_arguments');
+    if (!Number.isInteger(length) || length < 1) return fail('invalid_arguments');
+    const id = `F0${String(state.nextSeq()).padStart(8, '0')}`;
+    state.files.set(id, { id, filename, length });
+    return { ok: true, upload_url: state.uploadUrl(id), file_id: id };
+  }),
+  'files.completeUploadExternal': botOnly((p, state) => {
+    const list = jsonList(p.files);
+    if (!list?.length) return fail('invalid_arguments');
+    const channel = str(p.channel_id);
+    const problem = channel ? channelProblem(channel, state) : undefined;
+    if (problem) return fail(problem);
+    const files: EmulatedFile[] = [];
+    for (const item of list) {
+      const file = typeof item === 'object' && item !== null ? state.files.get(String((item as { id?: unknown }).id)) : undefined;
+      // Slack completes only what was uploaded, with the length announced.
+      if (!file || file.content === undefined || file.channel) return fail('file_not_found');
+      if (Buffer.byteLength(file.content, 'utf8') !== file.length) return fail('file_upload_size_mismatch');
+      const title = str((item as { title?: unknown }).title);
+      if (title) file.title = title;
+      files.push(file);
+    }
+    if (channel) {
+      const threadTs = str(p.thread_ts);
+      for (const file of files) {
+        file.channel = channel;
+        if (threadTs) file.threadTs = threadTs;
+      }
+      const message = addMessage(state, { channel, text: str(p.initial_comment) ?? '', blocks: undefined, threadTs, ephemeral: false, via: 'chat.postMessage' });
+      message.files = files;
+    }
+    return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title ?? f.filename })) };
   }),
   'apps.connections.open': (_p, auth, state) => {
     if (auth !== 'app') return fail('not_allowed_token_type');
@@ -203,6 +243,10 @@ function channelProblem(channel: string | undefined, state: WebApiState): string
   if (!channel) return 'channel_not_found';
   if (state.channels && !state.channels.has(channel)) return 'channel_not_found';
   return undefined;
+}
+
+function jsonList(value: unknown): unknown[] | undefined {
+  return blocksOf(value);
 }
 
 /** Form bodies carry blocks as a JSON string; JSON bodies as an array. */
