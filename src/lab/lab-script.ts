@@ -38,6 +38,8 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'resolver-check site-a', expect: 'report' },
   { kind: 'command', user: 'operator', text: 'mac-diff site-b', expect: 'report', note: 'Seed 001: the regenerated MACs' },
   { kind: 'command', user: 'operator', text: 'mac-diff site-a', expect: 'report' },
+  { kind: 'command', user: 'operator', text: 'resolver-check all', expect: 'report', note: "Every site at once: one summary, each failing site's details in its thread" },
+  { kind: 'command', user: 'operator', text: 'mac-diff site-c', expect: 'report', note: 'An incident at scale: 300 drifted machines, the whole table and the pinned-MAC snippet as files in the thread' },
   { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: 'Drift alerts: a scan posts once to #alerts…' },
   { kind: 'command', user: 'operator', text: 'scan prod', expect: 'alert' },
   { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: '…and a second scan updates the same alert instead of posting again' },

@@ -71,6 +71,9 @@ export interface LabWorld {
   close(): Promise<void>;
 }
 
+/** site-c: an incident at scale, every MAC of this many VMs regenerated. */
+export const LAB_LARGE_SITE_MACHINES = 300;
+
 export async function startLabWorld(): Promise<LabWorld> {
   const closers: (() => Promise<void> | void)[] = [];
   const close = async () => {
@@ -82,7 +85,7 @@ export async function startLabWorld(): Promise<LabWorld> {
     const siteBDhcpd = join(dir, 'site-b-dhcpd.conf');
     const client = generateKeyPair('maas-chatops-lab');
     const apiKey = randomApiKey();
-    const macs = macLabScenario();
+    const macs = macLabScenario({ largeSite: { machines: LAB_LARGE_SITE_MACHINES } });
     const dns = dnsLabScenario();
     const maas = await startMaasSimulator({
       scenario: scenario({

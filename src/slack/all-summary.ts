@@ -109,7 +109,7 @@ function tableFile(ordered: readonly Report[], kind: string): FileAttachment {
   const header = ['TARGET', 'STATUS', 'WORST FINDING', 'VERDICT'];
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join('  ');
-  return { filename: `${kind}-all.txt`, title: `${kind} all: ${ordered.length} targets`, content: [line(header), ...cells.map(line)].join('\n') + '\n', rows: ordered.length };
+  return { filename: `${kind}-all.txt`, title: `${kind} all: the whole table, ${ordered.length} targets`, content: [line(header), ...cells.map(line)].join('\n') + '\n', rows: ordered.length };
 }
 
 function contextLine(reports: readonly Report[]): string {

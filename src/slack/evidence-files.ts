@@ -1,4 +1,5 @@
 import type { Report } from '../report.ts';
+import { humanLabel } from './evidence-text.ts';
 
 /**
  * Long lists as files: a table or a snippet too long for a message (300 drifted machines) is
@@ -57,10 +58,11 @@ function fileFor(report: Report, key: string, text: string, evidence: Record<str
     // The whole table from the structured rows: the text form may itself be cut short.
     const content = records.length ? textTable(records) : text;
     const rows = records.length || Math.max(0, text.split('\n').length - 1);
-    return { filename, title: `${report.kind} ${report.target}: ${rows} rows`, content, rows };
+    return { filename, title: `${report.kind} ${report.target}: the whole table, ${rows} row${rows === 1 ? '' : 's'}`, content, rows };
   }
   const rows = text.split('\n').length;
-  return { filename, title: `${report.kind} ${report.target}: ${key} (${rows} lines)`, content: text.endsWith('\n') ? text : `${text}\n`, rows };
+  const what = key === 'snippet' ? 'the pinned-MAC snippet, pasteable whole' : `the whole ${humanLabel(key)}`;
+  return { filename, title: `${report.kind} ${report.target}: ${what} (${rows} lines)`, content: text.endsWith('\n') ? text : `${text}\n`, rows };
 }
 
 /** Records as an aligned plain-text table, every column every record has, headers in capitals. */

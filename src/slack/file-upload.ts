@@ -19,6 +19,6 @@ export async function uploadTextFile(client: WebClient, where: { channel: string
     files: [{ id: announced.file_id, title: file.title }],
     channel_id: where.channel,
     ...(where.threadTs ? { thread_ts: where.threadTs } : {}),
-    initial_comment: escapeMrkdwn(`${file.title}: ${file.filename} (${file.rows} row${file.rows === 1 ? '' : 's'})`),
+    initial_comment: escapeMrkdwn(`${file.title}: ${file.filename}`),
   } as never);
 }
