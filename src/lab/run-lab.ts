@@ -70,7 +70,7 @@ async function runCommandStep(s: LabSession, step: LabCommandStep): Promise<void
       description: `the result of /maas ${step.text}`,
     });
     // An `all` answer's thread is paced (about one reply a second); files follow a result at once.
-    const quietMs = / all$/.test(step.text) ? 1_600 : 400;
+    const quietMs = / all$/.test(step.text) ? 1_600 : 250;
     await settle(() => s.emulator.channelMessages(LAB_CHANNELS.ops).reduce((n, m) => n + 1 + m.updates.length, 0), quietMs);
   }
 }

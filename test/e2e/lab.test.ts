@@ -20,7 +20,15 @@ describe('npm run lab', () => {
     // site-b's Failed commissioning machine is commissioned again, followed in the thread, and ends Ready.
     expect(channel).toContain('site-b-node1: commissioning started (Broken → Commissioning); following it until Ready or failed');
     expect(channel).toMatch(/site-b-node1: ✅ mark-broken verified .* → ✅ set-mac verified .* → ✅ commission verified \(Broken → Commissioning → Ready in \d+s \(read back\): MAAS commissioned it\)/);
-  });
+    // One `all` answer: a summary naming every site, the failing one's details in its thread.
+    expect(channel).toMatch(/CRITICAL · resolver-check all · 3 targets\n.*1 of 3 targets need attention.*\n.*\*site-b\* CRITICAL · `RESOLVER_SERVFAIL`.*\n.*healthy \(2\): site-a, site-c/);
+    expect(channel).toMatch(/ {4}↳ maas-bot:\n {6}:red_circle: CRITICAL · resolver-check site-b/);
+    // 300 drifted machines: the message counts the rows, the thread holds them whole.
+    expect(channel).toContain('300 of 300 machines at site-c have drifted MACs');
+    expect(channel).toContain('the whole of it (300 rows) is in the file `site-c-table.txt` in the thread');
+    expect(channel).toContain('[file site-c-table.txt: 301 lines]');
+    expect(channel).toContain('[file site-c-snippet.tf: 303 lines]');
+  }, 90_000);
 
   it('starts a private redis-server when REDIS_URL does not answer', async () => {
     const out: string[] = [];
@@ -28,7 +36,7 @@ describe('npm run lab', () => {
     expect(code).toBe(0);
     expect(out[0]).toMatch(/Redis redis:\/\/127\.0\.0\.1:(?!1,)\d+/);
     expect(out.join('\n')).toContain('9 of 12 machines at site-b have drifted MACs');
-  });
+  }, 90_000);
 
   it('says how to get Redis when none answers and none can be started', async () => {
     const err: string[] = [];
