@@ -222,9 +222,20 @@ async function executeLeased(ctx: JobContext, data: ExecuteJobData, def: RepairD
   await lease.check();
   await plans.setState(plan.id, state, results);
   countRepair(ctx, plan.kind, state === 'done' ? 'applied' : 'failed', stepResults);
-  if (ref) await notifier.updatePlan(ref, planView({ ...stored, state }, { approvers: ctx.config.slack.approvers, report, state }));
+  const note = await recheckAfterRun(ctx, def, data.target);
+  if (ref) await notifier.updatePlan(ref, planView({ ...stored, state }, { approvers: ctx.config.slack.approvers, report, state, note }));
   ctx.log.info({ plan: plan.id, state, outcomes: results.map((r) => r.outcome), token: lease.token }, 'repair plan finished');
   return report;
+}
+
+/** The check run again after the last step, as the plan message shows it: "Re-checked: nothing to repair at site-b: 12 of 12 machines match…". */
+async function recheckAfterRun(ctx: JobContext, def: RepairDefinition, target: string): Promise<string> {
+  try {
+    const after = await def.plan(ctx, target);
+    return after.steps.length ? `Re-checked after the run: ${after.verdict}.` : `Re-checked after the run: ${after.verdict.replace(/^Nothing to repair at [^:]+: /, '')}.`;
+  } catch (err) {
+    return `The re-check after the run could not be done (${describeError(err)}); run the check again.`;
+  }
 }
 
 /** The world changed between plan and approval: refuse, and post the plan computed now for a new approval. */

@@ -7,6 +7,8 @@ export interface ReplyTarget {
   user?: string;
   threadTs?: string;
   responseUrl?: string;
+  /** The result shows elsewhere (a plan message edited in place): only an error is posted here. */
+  errorsOnly?: boolean;
 }
 
 /** How workers speak to people without knowing Slack (DESIGN.md principle 1). */

@@ -12,7 +12,7 @@ export interface AlertMessage {
   blocks?: unknown[];
 }
 
-export const ALERT_ACTIONS = { planFix: 'alert_plan_fix', recheck: 'alert_recheck' } as const;
+export const ALERT_ACTIONS = { planFix: 'alert_plan_fix', recheck: 'alert_recheck', silence: 'alert_silence' } as const;
 
 const ICON: Record<Status, string> = { ok: ':white_check_mark:', warning: ':warning:', critical: ':red_circle:', error: ':x:' };
 const WORD: Record<Status, string> = { ok: 'OK', warning: 'WARNING', critical: 'CRITICAL', error: 'ERROR' };
@@ -110,8 +110,10 @@ function actionsBlock(record: AlertRecord): unknown {
   const value = JSON.stringify({ check: record.check, target: record.target });
   const recheck = { type: 'button', action_id: ALERT_ACTIONS.recheck, text: { type: 'plain_text', text: 'Re-check now' }, value };
   const planFix = { type: 'button', action_id: ALERT_ACTIONS.planFix, text: { type: 'plain_text', text: 'Plan fix' }, value, style: 'primary' };
-  // Nothing to fix when the target could not be looked at; checking again is the next step.
-  return { type: 'actions', block_id: `alert_actions`, elements: record.kind === 'drift' ? [planFix, recheck] : [recheck] };
+  const silence = { type: 'button', action_id: ALERT_ACTIONS.silence, text: { type: 'plain_text', text: 'Silence 1h' }, value };
+  // Nothing to fix when the target could not be looked at, nor when all it found are warnings; checking again is the next step.
+  const fixable = record.kind === 'drift' && (record.status === 'critical' || record.status === 'error');
+  return { type: 'actions', block_id: `alert_actions`, elements: fixable ? [planFix, recheck, silence] : [recheck, silence] };
 }
 
 const when = slackDate;

@@ -74,7 +74,7 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
     // The check is done: a post that fails is logged, never a reason to run the check again.
     try {
       if (group) await postToGroup(group, (target) => options.notifier!.postReports(target, reports));
-      else if (job.data.reply && options.notifier) await options.notifier.postReports(job.data.reply, reports);
+      else if (job.data.reply && !job.data.reply.errorsOnly && options.notifier) await options.notifier.postReports(job.data.reply, reports);
     } catch (err) {
       log.error({ err: describeError(err) }, 'the check ran but its result could not be posted; the check is not run again');
     }

@@ -53,14 +53,6 @@ export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): R
     }
     steps.push(...machineSteps.steps);
   }
-  for (const hostname of overBound) {
-    refusals.push({
-      subject: hostname,
-      action: 'set-mac',
-      outcome: 'refused',
-      detail: `over the bound of ${options.maxSubjects} machines per plan (repair.maxSubjects): run fix-macs ${snapshot.site} again after this plan`,
-    });
-  }
   for (const [systemId, reason] of blocked) {
     if (drifts.has(systemId)) continue;
     const machine = snapshot.machines.find((m) => m.system_id === systemId);
@@ -72,7 +64,8 @@ export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): R
     steps,
     refusals,
     findings,
-    verdict: planVerdict(snapshot.site, steps, refusals, checkVerdict),
+    ...(overBound.length ? { deferred: overBound } : {}),
+    verdict: batchVerdict(planVerdict(snapshot.site, steps, refusals, checkVerdict), subjectCount(steps), overBound.length, options.maxSubjects),
   });
 }
 
@@ -203,6 +196,13 @@ function childSteps(machine: MaasMachine, items: MacDriftItem[], why: string): P
 
 function refusal(machine: MaasMachine, detail: string): StepResult {
   return { subject: machine.hostname, action: 'set-mac', outcome: 'refused', detail };
+}
+
+/** Over repair.maxSubjects the repair goes in batches: "Plan 1 of 6: update 50 MACs on 50 machines…; 250 more machines in the next 5 plans". */
+function batchVerdict(verdict: string, machines: number, deferred: number, maxSubjects: number): string {
+  if (!deferred) return verdict;
+  const next = Math.ceil(deferred / maxSubjects);
+  return `${verdict.replace(/^Plan:/, `Plan 1 of ${next + 1}:`)}; ${deferred} more machine${deferred === 1 ? '' : 's'} in the next ${next === 1 ? 'plan' : `${next} plans`} (repair.maxSubjects is ${maxSubjects})`;
 }
 
 function planVerdict(site: string, steps: readonly PlanStep[], refusals: readonly StepResult[], checkVerdict: string): string {

@@ -13,8 +13,10 @@ export interface PlanMessageView {
   decidedAt?: number;
   /** False when no approver is configured: the plan is shown without buttons. */
   approvable: boolean;
-  /** One more line, e.g. why a plan was superseded. */
+  /** One more line, e.g. why a plan was superseded, or the re-check after the run. */
   note?: string;
+  /** Subjects left for the next plans (repair.maxSubjects): a finished plan offers the next batch. */
+  deferred?: number;
 }
 
 export function planView(stored: StoredPlan, options: { approvers: readonly string[]; report?: Report; state?: PlanState; note?: string }): PlanMessageView {
@@ -29,5 +31,6 @@ export function planView(stored: StoredPlan, options: { approvers: readonly stri
   if (stored.decidedBy) view.decidedBy = stored.decidedBy;
   if (stored.decidedAt !== undefined) view.decidedAt = stored.decidedAt;
   if (options.note) view.note = options.note;
+  if (stored.plan.deferred?.length) view.deferred = stored.plan.deferred.length;
   return view;
 }

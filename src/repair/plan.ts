@@ -16,6 +16,8 @@ export interface RepairPlan {
   /** The check's findings the plan was computed from. */
   findings: Finding[];
   verdict: string;
+  /** Subjects beyond repair.maxSubjects: not refused, left for the next plans (batches). */
+  deferred?: string[];
 }
 
 export type RepairPlanDraft = Omit<RepairPlan, 'id'>;

@@ -25,7 +25,7 @@ export interface AlertActionOptions {
 
 /**
  * An alert's buttons are the slash commands they name: "Plan fix" is `/maas fix-… <target>`,
- * "Re-check now" is `/maas scan <target> <check>`, run through the same dispatch and the same
+ * "Re-check now" is `/maas scan <target> <check>`, "Silence 1h" is `/maas silence <target> 1h`, run through the same dispatch and the same
  * operator and permission checks. The value comes from our own message but is checked again:
  * a forged click names a check or target the config does not know and is refused.
  */
@@ -42,6 +42,7 @@ export function commandForAlertAction(actionId: string, value: string | undefine
   if (!Object.hasOwn(known, target)) return undefined;
   if (actionId === ALERT_ACTIONS.planFix) return `${SCAN_CHECKS[check].fix} ${target}`;
   if (actionId === ALERT_ACTIONS.recheck) return `scan ${target} ${check}`;
+  if (actionId === ALERT_ACTIONS.silence) return `silence ${target} 1h`;
   return undefined;
 }
 

@@ -145,7 +145,8 @@ async function queueExecution(options: ApprovalOptions, click: Click, stored: St
     phase: 'execute',
     planId: stored.plan.id,
     ...(stored.decidedAt ? { approvedAt: stored.decidedAt } : {}),
-    reply: { channel: stored.channel, ...(threadTs ? { threadTs } : {}) },
+    // The plan message is edited with the result; its thread carries the progress and any error.
+    reply: { channel: stored.channel, ...(threadTs ? { threadTs, errorsOnly: true } : {}) },
   };
   try {
     await options.enqueue(stored.plan.kind, data);

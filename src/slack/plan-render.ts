@@ -1,3 +1,5 @@
+import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
+import type { Report } from '../report.ts';
 import type { PlanMessageView } from '../repair/plan-view.ts';
 import { clipText, toSlackText } from './mrkdwn.ts';
 import { renderReport, SLACK_LIMITS } from './render.ts';
@@ -8,20 +10,59 @@ export const REJECT_ACTION = 'repair_reject';
 /** A plan as a Slack message: the report, a status line, and while pending the Approve / Reject buttons. */
 export function renderPlanMessage(view: PlanMessageView): { text: string; blocks: unknown[] } {
   const status = clipText(statusLine(view), SLACK_LIMITS.contextText);
-  const rendered = renderReport(view.report, { reserveBlocks: 2, reserveChars: status.length });
+  const rendered = renderReport(shownReport(view), { reserveBlocks: 2, reserveChars: status.length });
   const blocks: unknown[] = [...rendered.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: status }] }];
-  if (view.state === 'pending' && view.approvable) blocks.push(buttons(view.planId));
+  if (view.state === 'pending' && view.approvable) blocks.push(buttons(view));
+  if (view.state === 'done' && view.deferred) blocks.push(nextBatchButton(view));
   return { text: clipText(`${rendered.text} · ${plainStatus(view)}`, 3000), blocks };
 }
 
-function buttons(planId: string): unknown {
+/**
+ * A plan that ran shows what changed and was read back (its results), not the findings it
+ * repaired nor the steps it planned: a finished repair reads as finished.
+ */
+function shownReport(view: PlanMessageView): Report {
+  if (!view.report.results || (view.state !== 'done' && view.state !== 'failed')) return view.report;
+  const { plan: _planned, ...ran } = view.report;
+  return { ...ran, findings: [], status: view.state === 'done' ? 'ok' : 'error' };
+}
+
+const CHECK_OF: Record<string, string> = { 'fix-macs': 'mac-diff', 'fix-dns': 'dns-check', 'fix-resolver': 'resolver-check' };
+
+/** "Plan the next batch": the alert's "Plan fix" action, `/maas fix-… <target>` with the same checks. */
+function nextBatchButton(view: PlanMessageView): unknown {
+  const value = JSON.stringify({ check: CHECK_OF[view.report.kind] ?? view.report.kind, target: view.report.target });
+  return {
+    type: 'actions',
+    block_id: `repair_next:${view.planId}`,
+    elements: [{ type: 'button', action_id: ALERT_ACTIONS.planFix, text: { type: 'plain_text', text: `Plan the next batch (${view.deferred} left)` }, style: 'primary', value }],
+  };
+}
+
+function buttons(view: PlanMessageView): unknown {
+  const { planId } = view;
   return {
     type: 'actions',
     block_id: `repair_decision:${planId}`,
     elements: [
-      { type: 'button', action_id: APPROVE_ACTION, text: { type: 'plain_text', text: 'Approve and run' }, style: 'primary', value: planId },
+      { type: 'button', action_id: APPROVE_ACTION, text: { type: 'plain_text', text: 'Approve and run' }, style: 'primary', value: planId, confirm: approveConfirm(view) },
       { type: 'button', action_id: REJECT_ACTION, text: { type: 'plain_text', text: 'Reject' }, style: 'danger', value: planId },
     ],
+  };
+}
+
+/** Slack's confirm dialog before a repair runs: how many steps on how many machines (or records, or sites). */
+function approveConfirm(view: PlanMessageView): unknown {
+  const steps = view.report.plan?.steps ?? [];
+  const subjects = new Set(steps.map((s) => s.subject)).size;
+  const noun = view.report.kind === 'fix-macs' ? 'machine' : view.report.kind === 'fix-dns' ? 'DNS record' : 'site';
+  const text = `Runs ${steps.length} step${steps.length === 1 ? '' : 's'} on ${subjects} ${noun}${subjects === 1 ? '' : 's'} at ${view.report.target}, one at a time, each change read back; it stops at the first that does not verify.`;
+  return {
+    title: { type: 'plain_text', text: 'Run this repair?' },
+    text: { type: 'plain_text', text: clipText(text, 300) },
+    confirm: { type: 'plain_text', text: 'Approve and run' },
+    deny: { type: 'plain_text', text: 'Cancel' },
+    style: 'primary',
   };
 }
 
@@ -45,9 +86,9 @@ export function statusLine(view: PlanMessageView): string {
     case 'superseded':
       return toSlackText(`:arrows_counterclockwise: Approved by ${by}${at}, but not run: the world changed before it could (${id}).${note}`);
     case 'done':
-      return toSlackText(`:white_check_mark: Done, approved by ${by}${at}: ${view.report.verdict} (${id}).${note}`);
+      return toSlackText(`:white_check_mark: Done, approved by ${by}${at} (${id}).${note}${view.deferred ? ` ${view.deferred} more left for the next batch.` : ''}`);
     case 'failed':
-      return toSlackText(`:x: Approved by ${by}${at}: ${view.report.verdict} (${id}).${note}`);
+      return toSlackText(`:x: Stopped, approved by ${by}${at} (${id}).${note}`);
   }
 }
 

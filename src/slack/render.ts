@@ -174,7 +174,9 @@ function contextBlock(reports: readonly Report[]): Block {
   const took = reports.reduce((ms, r) => Math.max(ms, r.durationMs), 0);
   const started = first ? Date.parse(first.startedAt) : Number.NaN;
   const when = Number.isFinite(started) ? slackDate(started) : escapeMrkdwn(first?.startedAt ?? '');
-  const text = `${findings} finding${findings === 1 ? '' : 's'} · started ${when} · took ${took < 1000 ? `${took} ms` : formatDuration(took)}`;
+  const steps = reports.reduce((n, r) => n + (r.results?.length ?? 0), 0);
+  const counted = findings === 0 && steps > 0 ? `${steps} step${steps === 1 ? '' : 's'} run` : `${findings} finding${findings === 1 ? '' : 's'}`;
+  const text = `${counted} · started ${when} · took ${took < 1000 ? `${took} ms` : formatDuration(took)}`;
   return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_LIMITS.contextText) }] };
 }
 

@@ -68,6 +68,18 @@ describe('alert buttons', () => {
     expect(strangerAnswer.text).toMatch(/You are not a \/maas operator/);
   });
 
+  it('"Silence 1h" is /maas silence <target> 1h, with its permission checks: an operator silences, a stranger is refused', async () => {
+    const silence = button(alert(), ALERT_ACTIONS.silence);
+    expect(silence?.value).toBe(JSON.stringify({ check: 'mac-diff', target: 'site-b' }));
+    const stranger = await emulator.clickButton({ appUrl, actionId: ALERT_ACTIONS.silence, value: silence?.value ?? '', user: 'U0STRANGER', channel: LAB_CHANNELS.alerts, messageTs: alert().ts });
+    const refused = await emulator.waitFor((e) => e.answersTo(stranger.responseUrl)[0], { timeoutMs: 5_000 });
+    expect(refused.ephemeral).toBe(true);
+    expect(refused.text).toMatch(/You are not a \/maas operator/);
+    const operator = await emulator.clickButton({ appUrl, actionId: ALERT_ACTIONS.silence, value: silence?.value ?? '', user: LAB_USERS.operator, channel: LAB_CHANNELS.alerts, messageTs: alert().ts });
+    const answer = await emulator.waitFor((e) => e.answersTo(operator.responseUrl)[0], { timeoutMs: 5_000 });
+    expect(answer.text).toMatch(/silenced site-b for 1h/);
+  });
+
   it('maps values to commands only for configured checks and targets', () => {
     const { config } = loadConfig({ path: world.configPath, env: world.env });
     expect(commandForAlertAction(ALERT_ACTIONS.planFix, '{"check":"dns-check","target":"prod"}', config)).toBe('fix-dns prod');
@@ -75,5 +87,6 @@ describe('alert buttons', () => {
     expect(commandForAlertAction(ALERT_ACTIONS.planFix, '{"check":"dns-check","target":"site-b"}', config)).toBeUndefined();
     expect(commandForAlertAction(ALERT_ACTIONS.planFix, '{"check":"__proto__","target":"prod"}', config)).toBeUndefined();
     expect(commandForAlertAction(ALERT_ACTIONS.planFix, 'not json', config)).toBeUndefined();
+    expect(commandForAlertAction(ALERT_ACTIONS.silence, '{"check":"mac-diff","target":"site-b"}', config)).toBe('silence site-b 1h');
   });
 });

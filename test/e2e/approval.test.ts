@@ -1,3 +1,4 @@
+import { blocksText } from '../../src/lab/transcript.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixDnsJob } from '../../jobs/fix-dns.ts';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
@@ -136,11 +137,18 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
     expect(dnsWrites(lab)).toEqual(['PUT 10.11.135.36', 'PATCH']);
     expect(lab.kube.state.maasClusters[0]?.metadata.annotations?.['infrastructure.cluster.x-k8s.io/last-applied-dns-hash']).toBe(dnsHash(['10.11.135.36']));
 
-    await stack.emulator.waitFor(() => thread(stack, plan).length >= 3, { description: 'progress and summary in the thread' });
+    // The thread carries the progress; the result is the plan message itself, edited once more, not a second post.
     const texts = thread(stack, plan).map((m) => m.text);
+    expect(texts).toHaveLength(2);
     expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 2 steps on 1 subject/);
     expect(texts[1]).toMatch(/^prod-k8s\.maas\.example: ✅ set-dns-ips verified .*→ ✅ set-dns-hash verified/);
-    expect(texts[2]).toMatch(/fix-dns prod done: 2 of 2 steps verified/);
+    const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
+    expect(finished).toContain('fix-dns prod done: 2 of 2 steps verified');
+    expect(finished).toMatch(/^:white_check_mark: OK · fix-dns prod$/m);
+    expect(finished).toMatch(/:white_check_mark: verified \*set-dns-ips\* prod-k8s\.maas\.example/);
+    expect(finished).toMatch(/Re-checked after the run: /);
+    // A finished repair never shows the findings it repaired, nor their "Fix:".
+    expect(finished).not.toMatch(/DNS_RECORD_|\*Fix:\*|\*Plan\* `/);
 
     const refusals = await stack.plans.refusals(planIdOf(plan));
     expect(refusals.map((r) => [r.user, r.action])).toEqual([
@@ -289,11 +297,14 @@ describe('/maas fix-macs through Slack, approved by an approver', () => {
     const state = (id: string) => lab.maas.state.machines.find((m) => m.system_id === id);
     expect(state('sb0001')).toMatchObject({ status: NODE_STATUS.READY });
     expect(state('sb0002')).toMatchObject({ status: NODE_STATUS.DEPLOYED, power_state: 'on' });
-    await stack.emulator.waitFor(() => thread(stack, plan).length >= 5, { description: 'the commissioning line, two progress lines and the summary' });
     const texts = thread(stack, plan).map((m) => m.text);
+    expect(texts).toHaveLength(4);
     expect(texts[1]).toBe('site-b-node1: commissioning started (Broken → Commissioning); following it until Ready or failed');
     expect(texts[2]).toMatch(/^site-b-node1: ✅ mark-broken verified .*→ ✅ set-mac verified .*→ ✅ commission verified \(Broken → Commissioning → Ready/);
     expect(texts[3]).toMatch(/^site-b-node2: ✅ set-mac verified/);
-    expect(texts[4]).toMatch(/fix-macs site-b done: 4 of 4 steps verified/);
+    const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
+    expect(finished).toContain('fix-macs site-b done: 4 of 4 steps verified');
+    expect(finished).toMatch(/Re-checked after the run: /);
+    expect(finished).not.toMatch(/MAC_DRIFT|\*Fix:\*/);
   }, 60_000);
 });

@@ -4,6 +4,7 @@ import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
 import { onPath } from '../../src/lab/rack-sim/index.ts';
 import { type EmulatedMessage } from '../../src/lab/slack-emulator/index.ts';
+import { blocksText } from '../../src/lab/transcript.ts';
 import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
 import { startResolverSite, type ResolverSite } from '../integration/fix-resolver-site.ts';
 
@@ -82,13 +83,17 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
       'PUT /MAAS/api/2.0/ipranges/7/ {"comment":["site-b nodes"]}',
     ]);
 
-    await stack.emulator.waitFor(() => thread(stack, plan).length >= 5, { description: 'progress and summary in the thread' });
+    // Progress in the thread; the result is the plan message itself (edited), posted once.
     const texts = thread(stack, plan).map((m) => m.text);
+    expect(texts).toHaveLength(4);
     expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 5 steps on 3 subjects/);
     expect(texts[1]).toMatch(/^forwarder 127\.0\.0\.1:\d+: ✅ install-forwarder verified .*→ ✅ verify-forwarder verified/);
     expect(texts[2]).toMatch(/^subnet 10\.20\.0\.0\/24: ✅ set-subnet-dns verified .*\(read back\).* → ✅ check-dhcp verified .*re-saved IP range 7 unchanged/);
     expect(texts[3]).toMatch(/^site-b: ✅ check-resolver verified \(Nodes at site-b resolve through the forwarder/);
-    expect(texts[4]).toMatch(/fix-resolver site-b done: 5 of 5 steps verified/);
+    const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
+    expect(finished).toContain('fix-resolver site-b done: 5 of 5 steps verified');
+    expect(finished).toMatch(/Re-checked after the run: /);
+    expect(finished).not.toMatch(/RESOLVER_SERVFAIL|\*Fix:\*/);
     expect(stack.audit.filter((e) => e.kind === 'approval').map((e) => e.actor)).toEqual(['U0LEAD2']);
 
     const [check] = await resolverCheckJob.run(stack.site.ctx, { target: 'site-b' });

@@ -28,6 +28,9 @@ describe('npm run lab', () => {
     expect(channel).toContain('the whole of it (300 rows) is in the file `site-c-table.txt` in the thread');
     expect(channel).toContain('[file site-c-table.txt: 301 lines]');
     expect(channel).toContain('[file site-c-snippet.tf: 303 lines]');
+    // Finished repairs read as finished: results and the re-check, not the findings they repaired.
+    expect(channel).toMatch(/:white_check_mark: OK · fix-macs site-b\n {2}\*fix-macs site-b done: 12 of 12 steps verified\*/);
+    expect(channel).toContain('Re-checked after the run: All 12 machines at site-b match their live MACs.');
   }, 90_000);
 
   it('starts a private redis-server when REDIS_URL does not answer', async () => {

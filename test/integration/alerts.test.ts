@@ -140,7 +140,7 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     expect(topLevel(slack)).toHaveLength(1);
     const alert = topLevel(slack)[0]!;
     expect(alert.text).toBe('CRITICAL: 3 machines have drifted MACs (mac-diff site-b)');
-    expect(actionIds(alert)).toEqual(['alert_plan_fix', 'alert_recheck']);
+    expect(actionIds(alert)).toEqual(['alert_plan_fix', 'alert_recheck', 'alert_silence']);
     expect(alert.updates).toHaveLength(4);
     expect(thread(slack, alert.ts)).toHaveLength(0);
     expect(JSON.stringify(alert.blocks)).toContain('Open for 4m');
@@ -227,7 +227,7 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     expect(topLevel(slack)).toHaveLength(2);
     expect(probeAlert!.text).toBe('Could not check site-b (mac-diff): Could not check site-b: MAAS at region-a did not answer');
     expect(JSON.stringify(probeAlert!.blocks)).toContain('COULD NOT CHECK');
-    expect(actionIds(probeAlert)).toEqual(['alert_recheck']);
+    expect(actionIds(probeAlert)).toEqual(['alert_recheck', 'alert_silence']);
     expect(driftAlert!.text).toMatch(/^CRITICAL/);
     expect(driftAlert!.updates).toHaveLength(0);
 

@@ -38,24 +38,35 @@ const buttons = (blocks: unknown[] | undefined): Button[] =>
 const allText = (blocks: unknown[] | undefined) => JSON.stringify(blocks);
 
 describe('renderAlert', () => {
-  it('an open drift alert: verdict first, every finding code, Plan fix and Re-check buttons', () => {
+  it('an open drift alert: verdict first, every finding code, Plan fix, Re-check and Silence 1h buttons', () => {
     const msg = renderAlert(record(), T0 + 25 * 60_000);
     expect(msg.text).toBe('CRITICAL: 3 machines have drifted MACs (mac-diff site-b)');
     expect(allText(msg.blocks)).toContain('MAC_DRIFT');
     expect(allText(msg.blocks)).toContain('node-3');
     expect(allText(msg.blocks)).toContain('Open for 25m');
     const bs = buttons(msg.blocks);
-    expect(bs.map((b) => b.action_id)).toEqual([ALERT_ACTIONS.planFix, ALERT_ACTIONS.recheck]);
-    expect(bs.map((b) => b.text.text)).toEqual(['Plan fix', 'Re-check now']);
+    expect(bs.map((b) => b.action_id)).toEqual([ALERT_ACTIONS.planFix, ALERT_ACTIONS.recheck, ALERT_ACTIONS.silence]);
+    expect(bs.map((b) => b.text.text)).toEqual(['Plan fix', 'Re-check now', 'Silence 1h']);
     expect(JSON.parse(bs[0]!.value)).toEqual({ check: 'mac-diff', target: 'site-b' });
     expect(checkBlocks(msg.blocks)).toBeUndefined();
   });
 
-  it('a could-not-check alert says so and offers only a re-check', () => {
+  it('a could-not-check alert says so and offers a re-check, no fix', () => {
     const msg = renderAlert(record({ kind: 'unchecked', status: 'error', verdict: 'Could not check site-b (mac-diff): MAAS answered 401' }), T0);
     expect(msg.text).toBe('Could not check site-b (mac-diff): MAAS answered 401');
     expect(allText(msg.blocks)).toContain('COULD NOT CHECK');
-    expect(buttons(msg.blocks).map((b) => b.action_id)).toEqual([ALERT_ACTIONS.recheck]);
+    expect(buttons(msg.blocks).map((b) => b.action_id)).toEqual([ALERT_ACTIONS.recheck, ALERT_ACTIONS.silence]);
+  });
+
+  it('a warning-only alert offers no "Plan fix": there is nothing a repair should change', () => {
+    const msg = renderAlert(record({ status: 'warning' }), T0);
+    expect(buttons(msg.blocks).map((b) => b.text.text)).toEqual(['Re-check now', 'Silence 1h']);
+  });
+
+  it('an alert opened this second reads "Opened just now", never "Open for 0ms"', () => {
+    const text = allText(renderAlert(record(), T0).blocks);
+    expect(text).toContain('Opened just now');
+    expect(text).not.toMatch(/Open for 0ms/);
   });
 
   it('a resolved alert says how long it lasted and drops the buttons', () => {

@@ -141,11 +141,13 @@ describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
     ]);
   });
 
-  it('bounds the subjects of one plan and says the rest waits', () => {
-    const entries = Array.from({ length: 4 }, (_v, i) => ({ m: machine(`sb010${i}`, 'Ready', [`52:54:00:b0:00:1${i}`]), probe: live(`52:54:00:99:00:1${i}`) }));
+  it('bounds the subjects of one plan: a batch, not a refusal, and says the rest waits for the next plans', () => {
+    const entries = Array.from({ length: 8 }, (_v, i) => ({ m: machine(`sb010${i}`, 'Ready', [`52:54:00:b0:00:1${i}`]), probe: live(`52:54:00:99:00:1${i}`) }));
     const plan = planMacRepair(snapshot(entries), { maxSubjects: 3, apiUser: ADMIN });
     expect(new Set(plan.steps.map((s) => s.subject)).size).toBe(3);
-    expect(plan.refusals).toEqual([expect.objectContaining({ subject: 'node-sb0103', detail: expect.stringContaining('over the bound of 3') })]);
+    expect(plan.refusals).toEqual([]);
+    expect(plan.deferred).toEqual(['node-sb0103', 'node-sb0104', 'node-sb0105', 'node-sb0106', 'node-sb0107']);
+    expect(plan.verdict).toMatch(/^Plan 1 of 3: update 3 MACs on 3 machines at \S+; 5 more machines in the next 2 plans \(repair\.maxSubjects is 3\)$/);
   });
 
   it('has an id derived from its content: same world, same id; another MAC, another id', () => {

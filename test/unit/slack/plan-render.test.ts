@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { blocksText } from '../../../src/lab/transcript.ts';
+import { checkMessage } from '../../../src/slack/message-limits.ts';
+import { APPROVE_ACTION, renderPlanMessage } from '../../../src/slack/plan-render.ts';
+import type { PlanMessageView } from '../../../src/repair/plan-view.ts';
+import type { Report } from '../../../src/report.ts';
+
+const steps = Array.from({ length: 50 }, (_, i) => ({ subject: `site-c-vm${i}`, action: 'set-mac', detail: `eth0 52:54:00:c0:00:${i} → 52:54:00:c1:00:${i}` }));
+const report: Report = {
+  kind: 'fix-macs',
+  target: 'site-c',
+  status: 'critical',
+  verdict: 'Plan 1 of 6: update 50 MACs on 50 machines at site-c; 250 more machines in the next 5 plans (repair.maxSubjects is 50)',
+  findings: steps.map((s) => ({ code: 'MAC_DRIFT', severity: 'critical', subject: s.subject, summary: 'drifted', evidence: {}, fix: '/maas fix-macs site-c' })),
+  plan: { id: 'abcdef0123456789', steps },
+  startedAt: '2026-11-30T03:00:00.000Z',
+  durationMs: 10,
+};
+const view = (over: Partial<PlanMessageView>): PlanMessageView => ({ planId: 'abcdef0123456789', report, state: 'pending', requester: 'U0OPS1', expiresAt: Date.UTC(2026, 10, 30, 4), approvable: true, deferred: 250, ...over });
+type Button = { action_id: string; text: { text: string }; confirm?: { text: { text: string }; confirm: { text: string } } };
+const buttons = (blocks: unknown[]) => (blocks as { type: string; elements?: Button[] }[]).filter((b) => b.type === 'actions').flatMap((b) => b.elements ?? []);
+
+describe('plan messages', () => {
+  it('a batch reads "Plan 1 of 6: 50 machines", and Approve asks to confirm with the number of steps and machines', () => {
+    const message = renderPlanMessage(view({}));
+    expect(message.text).toMatch(/^CRITICAL: Plan 1 of 6: update 50 MACs on 50 machines at site-c/);
+    const approve = buttons(message.blocks).find((b) => b.action_id === APPROVE_ACTION);
+    expect(approve?.confirm?.text.text).toBe('Runs 50 steps on 50 machines at site-c, one at a time, each change read back; it stops at the first that does not verify.');
+    expect(approve?.confirm?.confirm.text).toBe('Approve and run');
+    expect(checkMessage(message)).toBeUndefined();
+  });
+
+  it('once done it shows what changed and was read back and the re-check, never the findings it repaired; it offers the next batch', () => {
+    const results = steps.map((s) => ({ subject: s.subject, action: s.action, outcome: 'verified' as const, detail: `read back ${s.detail.split('→ ')[1]}` }));
+    const done = renderPlanMessage(
+      view({ state: 'done', decidedBy: 'U0LEAD2', decidedAt: Date.UTC(2026, 10, 30, 3, 5), report: { ...report, verdict: 'fix-macs site-c done: 50 of 50 steps verified', results }, note: 'Re-checked after the run: 50 of 300 machines at site-c match their live MACs.' }),
+    );
+    const text = blocksText(done.blocks).join('\n');
+    expect(text).toContain('fix-macs site-c done: 50 of 50 steps verified');
+    expect(text).toMatch(/:white_check_mark: verified \*set-mac\* site-c-vm0 — read back 52:54:00:c1:00:0/);
+    expect(text).toContain('Re-checked after the run: 50 of 300 machines at site-c match their live MACs.');
+    expect(text).not.toMatch(/MAC_DRIFT|\*Fix:\*|\*Plan\* `/);
+    expect(buttons(done.blocks).map((b) => b.text.text)).toEqual(['Plan the next batch (250 left)']);
+    expect(checkMessage(done)).toBeUndefined();
+  });
+});
