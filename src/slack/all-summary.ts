@@ -51,7 +51,8 @@ export function renderSummary(reports: readonly Report[]): SummaryMessage {
   const healthyLine = healthy.length ? `${ICON.ok} healthy (${healthy.length}): ${healthy.map((r) => escapeMrkdwn(r.target)).join(', ')}` : '';
   const footer = contextLine(reports);
 
-  const room = BUDGET_BLOCK_TEXT - text.length - blockChars(header) - intro.length - footer.length - 400;
+  // Room for the rows once everything else is in: the healthy line (at most HEALTHY_MAX) and the line naming the file.
+  const room = BUDGET_BLOCK_TEXT - blockChars(header) - intro.length - footer.length - Math.min(healthyLine.length, HEALTHY_MAX) - 400;
   const { sections, shown } = packRows(rows, Math.min(room, ROW_SECTIONS * SLACK_MESSAGE_LIMITS.sectionText), ROW_SECTIONS);
   const left = rows.length - shown;
   const blocks: Block[] = [header, section(intro), ...sections.map(section)];
