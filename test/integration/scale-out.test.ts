@@ -124,10 +124,13 @@ describe('scale-out: several worker processes share one Redis', () => {
       [1, 2, 3].map(() => emulator.clickButton({ appUrl, actionId: APPROVE_ACTION, user: LAB_USERS.approver, channel: LAB_CHANNELS.ops, messageTs: plan.ts, value: planText(plan)! })),
     );
     for (const c of clicks) expect(c.status).toBe(200);
-    const summaryIn = () => emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.threadTs === plan.ts && /fix-macs site-b (done|stopped|failed)/.test(m.text));
-    await emulator.waitFor(() => summaryIn().length >= 1, { timeoutMs: 60_000, description: 'the repair summary in the plan thread' });
+    // The result is the plan message edited once more; the thread carries only progress.
+    const finished = /fix-macs site-b (done|STOPPED)/;
+    const resultEdits = () => (emulator.channelMessages(LAB_CHANNELS.ops).find((m) => m.ts === plan.ts)?.updates ?? []).filter((u) => finished.test(u.text));
+    await emulator.waitFor(() => resultEdits().length >= 1, { timeoutMs: 60_000, description: 'the plan message showing the result' });
     await new Promise((r) => setTimeout(r, 500));
-    expect(summaryIn()).toHaveLength(1);
+    expect(resultEdits()).toHaveLength(1);
+    expect(emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.threadTs === plan.ts && finished.test(m.text))).toEqual([]);
     const writes = world.maas.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path}${c.op ? `?op=${c.op}` : ''}`);
     expect(writes.length).toBeGreaterThan(0);
     expect(new Set(writes).size).toBe(writes.length);

@@ -113,7 +113,8 @@ async function run(text: string, expectPost = true): Promise<void> {
   expect(sent.status).toBe(200);
   await emulator.waitFor((e) => e.answersTo(sent.responseUrl)[0], { timeoutMs: 10_000, description: `the answer to /maas ${text}` });
   if (expectPost) {
-    await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.seq > seq && m.via === 'chat.postMessage'), { timeoutMs: 25_000, description: `the result of /maas ${text}` });
+    // The result is a top-level post (an earlier `all` may still be posting details in its thread).
+    await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.seq > seq && m.via === 'chat.postMessage' && !m.threadTs), { timeoutMs: 25_000, description: `the result of /maas ${text}` });
   }
 }
 
@@ -190,7 +191,9 @@ describe('secret canaries never leave', () => {
     const channel = emulator.channelMessages(LAB_CHANNELS.ops).map((m) => `${m.text} ${JSON.stringify(m.blocks ?? [])}`).join('\n');
     expect(channel).toMatch(/MAAS region-bad answered 401/);
     expect(channel).toMatch(/cannot open SSH to 127\.0\.0\.1:9: connection refused/);
-    expect(channel).toMatch(/prod-badtoken ERROR: Could not check prod-badtoken/);
+    // `dns-check all`: the summary, then the failing cluster's details in its thread.
+    expect(channel).toMatch(/ERROR: 2 of 3 targets need attention \(dns-check all\)/);
+    expect(channel).toMatch(/ERROR: Could not check prod-badtoken/);
     expect(channel).toMatch(/MAAS region-a answered 500 to GET machines\/\?op=power_parameters.*power query failed/);
     expect(cliOut.join('\n')).toMatch(/answered 500 to GET machines\/\?op=power_parameters: Internal error: power_pass=\[redacted\]/);
     expect(cliOut.join('\n')).toMatch(/"kind": "mac-diff"/);
