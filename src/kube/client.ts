@@ -20,7 +20,7 @@ import {
   PREFERRED_SUBNET_CONFIGMAP,
   PREFERRED_SUBNET_KEY,
 } from './capmaas.ts';
-import { peerOutcomeOfError, type PeerOutcome } from '../metrics.ts';
+import { peerOutcomeOfError, peerOutcomeOfStatus, type PeerOutcome } from '../metrics.ts';
 import { kubeError, statusOf, type KubeOperation } from './kube-errors.ts';
 import { loadKubeConfig, type KubeConfigSources } from './kubeconfig.ts';
 import type { KubeClient, MaasClusterObject, MaasMachineObject } from './types.ts';
@@ -60,7 +60,7 @@ export function createKubeClient(cluster: ClusterConfig, options: KubeClientOpti
       options.onRequest?.('ok', performance.now() - started);
       return value;
     } catch (err) {
-      options.onRequest?.(okOn404 && statusOf(err) === 404 ? 'ok' : peerOutcomeOfError(err), performance.now() - started);
+      options.onRequest?.(kubeOutcome(err, okOn404), performance.now() - started);
       throw err;
     }
   }
@@ -166,6 +166,13 @@ function displayServer(server: string): string {
 }
 
 /** Aborts each request after `ms` (client-node sets no timeout of its own). */
+/** client-node's ApiException carries the HTTP status as `code`: read it as kube-errors.ts does. */
+function kubeOutcome(err: unknown, okOn404: boolean): PeerOutcome {
+  const status = statusOf(err);
+  if (status === 404 && okOn404) return 'ok';
+  return status ? peerOutcomeOfStatus(status) : peerOutcomeOfError(err);
+}
+
 function timeoutOptions(ms: number): ConfigurationOptions {
   return {
     middleware: [

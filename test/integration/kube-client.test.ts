@@ -156,6 +156,18 @@ describe('createKubeClient against the kube simulator', () => {
     expect(err.message).toBe(`cannot reach the Kubernetes API server at ${sim.url} (no answer in time)`);
   });
 
+  it('reports every request to the peer metrics: ok, an expected 404 as ok, 401 as client_error, no answer as timeout', async () => {
+    const seen: string[] = [];
+    const onRequest = (outcome: string) => void seen.push(outcome);
+    const good = createKubeClient(clusterConfig(kubeconfigFor(sim)), { onRequest });
+    await good.getMaasCluster('default', 'prod');
+    expect(await good.getMaasCluster('default', 'no-such-cluster')).toBeNull();
+    await kubeFailure(createKubeClient(clusterConfig(kubeconfigFor(sim, { token: 'not-the-token-0123456789' })), { onRequest }).getMaasCluster('default', 'prod'));
+    sim.latencyMs = 5_000;
+    await kubeFailure(createKubeClient(clusterConfig(kubeconfigFor(sim)), { timeoutMs: 100, onRequest }).getMaasCluster('default', 'prod'));
+    expect(seen).toEqual(['ok', 'ok', 'client_error', 'timeout']);
+  });
+
   it('reports an API server that is not there', async () => {
     const text = kubeconfigFor(sim);
     await sim.close();

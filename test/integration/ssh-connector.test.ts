@@ -137,6 +137,22 @@ describe('SSH connector against a real SSH server on loopback', () => {
     expect(s.commands).toEqual([]);
   });
 
+  it('reports the connection and every command to the peer metrics; a key the host refuses is client_error', async () => {
+    const s = await server();
+    const seen: string[] = [];
+    const connector = createSshConnector({ onRequest: (outcome) => void seen.push(outcome) });
+    const session = await connector.connect(targetFor(s, [s.hostKeyFingerprint]));
+    try {
+      await session.exec(sh`true`);
+      await session.exec(sh`exit 1`);
+    } finally {
+      session.close();
+    }
+    await refusal(connector.connect(targetFor(s, [s.hostKeyFingerprint], generateKeyPair('stranger').privateKey)));
+    await refusal(connector.connect(targetFor(s, [`SHA256:${'A'.repeat(43)}`])));
+    expect(seen).toEqual(['ok', 'ok', 'ok', 'client_error', 'client_error']);
+  });
+
   it('refuses an unusable private key without printing it', async () => {
     const s = await server();
     const err = await refusal(createSshConnector().connect(targetFor(s, [s.hostKeyFingerprint], 'not a key at all, secret-ish')));
