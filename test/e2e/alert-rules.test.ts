@@ -167,4 +167,18 @@ describe('every alert rule in docs/operations.md can fire', () => {
     await SCENARIOS[alert]!();
     await appears(rule);
   }, 60_000);
+
+  it('an approved repair that runs counts itself and each of its steps', async () => {
+    world.maas.clearFaults();
+    const seq = Math.max(0, ...emulator.messages.map((m) => m.seq));
+    await command('fix-macs site-b');
+    const plan = await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.seq > seq && JSON.stringify(m.blocks ?? []).includes(APPROVE_ACTION)), { timeoutMs: 30_000, description: 'the fix-macs plan' });
+    await emulator.clickButton({ appUrl, actionId: APPROVE_ACTION, user: LAB_USERS.approver, channel: LAB_CHANNELS.ops, messageTs: plan.ts });
+    const applied = { name: 'maas_chatops_repairs_total', matchers: [{ label: 'kind', op: '=', value: 'fix-macs' }, { label: 'outcome', op: '=', value: 'applied' }] };
+    const verified = { name: 'maas_chatops_repair_steps_total', matchers: [{ label: 'kind', op: '=', value: 'fix-macs' }, { label: 'outcome', op: '=', value: 'verified' }] };
+    await waitUntil(async () => samples(await scrape(), applied).length > 0, 60_000, 200);
+    const [line] = samples(await scrape(), verified);
+    const steps = Number(/ (\d+)$/.exec(line ?? '')?.[1] ?? 0);
+    expect(steps).toBeGreaterThanOrEqual(2);
+  }, 90_000);
 });
