@@ -83,9 +83,22 @@ export function renderReports(reports: readonly Report[], options: RenderOptions
   const maxBlocks = Math.max(3, SLACK_LIMITS.blocks - (options.reserveBlocks ?? 0));
   const text = fallbackText(reports);
   if (reports.length === 0) return { text, blocks: [section(text)] };
+  const [only] = reports;
+  if (reports.length === 1 && only && isPlainHealthy(only)) return { text, blocks: healthyBlocks(only) };
   const maxChars = SLACK_LIMITS.totalText - (options.reserveChars ?? 0);
   const full = renderFull(reports, maxBlocks, maxChars);
   return { text, blocks: full ?? renderCompact(reports, maxBlocks, maxChars) };
+}
+
+/** Healthy, with nothing to take away (no table, no snippet to paste): two lines are enough. */
+function isPlainHealthy(report: Report): boolean {
+  if (report.status !== 'ok' || report.plan || report.results) return false;
+  return !report.findings.some((f) => Object.values(f.evidence).some((v) => typeof v === 'string' && v.includes('\n')));
+}
+
+/** A healthy answer is two lines: the verdict, and when it was measured. */
+function healthyBlocks(report: Report): Block[] {
+  return [section(`${STATUS_ICON.ok} *OK* · ${escapeMrkdwn(report.kind)} ${escapeMrkdwn(report.target)}: ${escapeMrkdwn(report.verdict)}`), contextBlock([report])];
 }
 
 function fallbackText(reports: readonly Report[]): string {

@@ -103,3 +103,23 @@ describe('long lists as files', () => {
     await expect(client.files.completeUploadExternal({ files: [{ id: announced.file_id! }], channel_id: 'C0OPS' })).rejects.toMatchObject({ data: { error: 'file_upload_size_mismatch' } });
   });
 });
+
+describe('text from outside stays text', () => {
+  it('hostile names from MAAS, virsh or dig never become a live mention, broadcast or link: summary, thread, file comments', async () => {
+    const hostile = ['<!channel>', '<@U0ADMIN>', '<#C0SECRET>', '<https://evil.example|click me>', '<!subteam^S0OPS>'];
+    const reports = hostile.map((h, i) => {
+      const r = resolverReport(`site-${i}`, true);
+      return { ...r, verdict: `${h} answers SERVFAIL`, findings: r.findings.map((f) => ({ ...f, subject: h, summary: `rack ${h}`, evidence: { resolver: h, zone: `${h}.maas` } })) };
+    });
+    const table = macDiff('site-x', 40);
+    const named = { ...table, findings: table.findings.map((f) => (f.code === 'MAC_SUMMARY' ? { ...f, evidence: { ...f.evidence, tableText: `${String(f.evidence.tableText)}\n<!here> row` } } : f)) };
+    await notifier().postReports({ channel: 'C0OPS' }, [...reports, named]);
+
+    expect(emulator.messages.length).toBeGreaterThan(hostile.length);
+    for (const m of emulator.messages) {
+      const all = `${m.text}\n${JSON.stringify(m.blocks ?? [])}`.replace(/<!date\^\d+\^\{date_short_pretty\} \{time_secs\}\|[\d-]+ [\d:]+ UTC>/g, '');
+      expect(all).not.toMatch(/<[!@#]|<https?:/);
+    }
+    expect(JSON.stringify(emulator.messages.map((m) => m.blocks))).toContain('&lt;!channel&gt;');
+  });
+});

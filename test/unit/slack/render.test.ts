@@ -1,3 +1,4 @@
+import { blocksText } from '../../../src/lab/transcript.ts';
 import { describe, expect, it } from 'vitest';
 import { checkBlocks } from '../../../src/lab/slack-emulator/index.ts';
 import type { Finding, Report } from '../../../src/report.ts';
@@ -237,5 +238,13 @@ describe('multi-line evidence', () => {
   it('shows every snippet when there is room, as it was written', () => {
     const message = renderReport({ ...summary, findings: [{ ...summary.findings[0]!, evidence: { snippet: 'interface_macs = {\n  "a" = ["52:54:00:00:00:01"]\n}' } }] });
     expect(texts(message.blocks).join('\n')).toContain('```\ninterface_macs = {\n  "a" = ["52:54:00:00:00:01"]\n}\n```');
+  });
+});
+
+describe('a healthy answer', () => {
+  it('is two lines: the verdict, and when it was measured', () => {
+    const healthy: Report = { kind: 'resolver-check', target: 'site-a', status: 'ok', verdict: 'The resolver of site-a answers maas, SOA serial 7', findings: [{ code: 'RESOLVER_OK', severity: 'info', subject: 'site-a', summary: 'answers', evidence: { serial: 7 } }], startedAt: '2026-11-30T03:00:00.000Z', durationMs: 40 };
+    const lines = blocksText(renderReport(healthy).blocks);
+    expect(lines).toEqual([':white_check_mark: *OK* · resolver-check site-a: The resolver of site-a answers maas, SOA serial 7', '1 finding · started 2026-11-30 03:00:00 UTC · took 40 ms']);
   });
 });
