@@ -7,7 +7,10 @@ import { macSummary, type MacRow } from './macs-summary.ts';
 import { machineTarget } from './macs-targets.ts';
 
 /** What one VM host gave back: every domain it was asked about, or why it could not be read. */
-export type HostProbe = { ok: true; domains: Map<string, DomainProbe> } | { ok: false; reason: string };
+export type HostProbe =
+  /** `listed`: the host's `virsh list --all --name`, read in the same virsh process. */
+  | { ok: true; domains: Map<string, DomainProbe>; listed?: string[] }
+  | { ok: false; reason: string };
 
 /** Everything the check needs, gathered by the job: MAAS's view and the VM hosts' view. */
 export interface MacSnapshot {
@@ -79,7 +82,7 @@ export function evaluateMacs(snapshot: MacSnapshot): MacEvaluation {
     }
     if (probe.kind === 'missing') {
       missing += 1;
-      findings.push(domainMissing(machine, vmHost, domain, site));
+      findings.push(domainMissing(machine, vmHost, domain, site, host.listed));
       rows.push(row(machine, vmHost, domain, 'no such domain', ''));
       continue;
     }
@@ -200,13 +203,15 @@ function domainError(machine: MaasMachine, vmHost: string, domain: string, reaso
   };
 }
 
-function domainMissing(machine: MaasMachine, vmHost: string, domain: string, site: string): Finding {
+function domainMissing(machine: MaasMachine, vmHost: string, domain: string, site: string, listed?: string[]): Finding {
+  const otherCase = listed?.filter((name) => name !== domain && name.toLowerCase() === domain.toLowerCase()) ?? [];
+  const hostList = listed ? { domainsOnHost: listed.length, ...(otherCase.length ? { sameNameOtherCase: otherCase } : {}) } : {};
   return {
     code: 'MAC_DOMAIN_MISSING',
     severity: 'critical',
     subject: machine.hostname,
     summary: `${machine.hostname} (${machine.status_name}): power_id ${JSON.stringify(domain)} names no domain on ${vmHost}; MAAS cannot power it`,
-    evidence: { systemId: machine.system_id, hostname: machine.hostname, status: machine.status_name, vmHost, domain },
+    evidence: { systemId: machine.system_id, hostname: machine.hostname, status: machine.status_name, vmHost, domain, ...hostList },
     fix: `Find the VM with \`virsh list --all\` on ${vmHost}, then correct the machine's power_id in MAAS (or delete the machine if the VM is gone); re-run /maas mac-diff ${site}`,
   };
 }

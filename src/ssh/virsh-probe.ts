@@ -17,7 +17,7 @@ export interface VmHostProbeOptions {
   signal?: AbortSignal;
 }
 
-/** Reads every planned domain: one SSH session and ONE remote command per VM host. */
+/** Reads every planned domain: one SSH session, ONE remote command and ONE virsh process per VM host. */
 export async function probeVmHosts(plans: readonly VmHostProbePlan[], options: VmHostProbeOptions): Promise<Record<string, HostProbe>> {
   const results: Record<string, HostProbe> = {};
   await forEachLimited(plans, options.concurrency ?? DEFAULT_CONCURRENCY, async (plan) => {
@@ -39,26 +39,22 @@ async function probeOne(plan: VmHostProbePlan, options: VmHostProbeOptions): Pro
   }
   try {
     const batch = buildDomiflistBatch(plan.queries);
-    const timeoutMs = options.commandTimeoutMs?.(plan) ?? 15_000 + 250 * plan.queries.length;
-    const result = await session.exec(batch.command, { timeoutMs });
-    if (result.code === null) return { ok: false, reason: `virsh did not finish within ${Math.round(timeoutMs / 1000)}s` };
-    const probes = splitDomiflistBatch(batch, result.stdout);
-    const hostFailure = commonFailure(probes, result.stderr);
+    const timeoutMs = options.commandTimeoutMs?.(plan) ?? 15_000 + 50 * plan.queries.length;
+    const outputs = [];
+    for (const command of batch.commands) {
+      const result = await session.exec(command, { timeoutMs });
+      if (result.code === null) return { ok: false, reason: `virsh did not finish within ${Math.round(timeoutMs / 1000)}s` };
+      outputs.push(result);
+    }
+    const { domains, listed, hostFailure } = splitDomiflistBatch(batch, outputs);
     if (hostFailure) return { ok: false, reason: hostFailure };
-    return { ok: true, domains: new Map(plan.queries.map((q, i) => [q.domain, probes[i] as DomainProbe])) };
+    const probes = new Map(plan.queries.map((q, i) => [q.domain, domains[i] as DomainProbe]));
+    return listed ? { ok: true, domains: probes, listed } : { ok: true, domains: probes };
   } catch (err) {
     return { ok: false, reason: describeError(err) };
   } finally {
     session.close();
   }
-}
-
-/** When no domain could be read at all, the host is the problem (no virsh, no hypervisor, no shell). */
-function commonFailure(probes: DomainProbe[], stderr: string): string | null {
-  if (!probes.length || probes.some((p) => p.kind !== 'error')) return null;
-  const first = probes[0] as Extract<DomainProbe, { kind: 'error' }>;
-  const shellError = stderr.trim().split('\n')[0];
-  return first.exitCode === null && shellError ? `the remote shell failed: ${shellError}` : first.message;
 }
 
 async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {

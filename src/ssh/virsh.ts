@@ -77,63 +77,135 @@ export interface DomainQuery {
   domain: string;
 }
 
+/**
+ * Quotes one word for virsh's own command-string parser (libvirt tools/vsh.c,
+ * vshCommandStringGetArg): inside single quotes every byte is literal, `;`, `#`, blanks,
+ * backslashes and newlines included; a single quote closes, `\'` outside quotes is a literal
+ * quote. The same rule as a POSIX shell's, so `'it'\''s'` reads back as `it's`.
+ */
+export function quoteForVirsh(word: string): string {
+  if (word.includes('\0')) throw new Error('a virsh argument may not contain a NUL byte');
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
 export interface DomiflistBatch {
-  command: SafeCommand;
+  /** One SSH command per virsh process: one, unless the host's script outgrows one argument. */
+  commands: SafeCommand[];
   marker: string;
   queries: DomainQuery[];
 }
 
+/** What one VM host's batch gave back. */
+export interface BatchResult {
+  /** One probe per query, in query order. */
+  domains: DomainProbe[];
+  /** `virsh list --all --name` on the first query's URI; null when it could not be read. */
+  listed: string[] | null;
+  /** virsh could not run at all (not installed, no hypervisor connection): the host's reason. */
+  hostFailure: string | null;
+}
+
 /*
- * Every domain of one VM host in ONE remote command. The script text is constant; the marker,
- * the URIs and the domain names travel as quoted positional arguments of `sh -c`, so no name
- * reaches the shell as code, and `--` stops virsh reading a name that starts with `-` as an
- * option. Each domain's output is framed by lines holding a random per-run marker: a hostile
- * name echoed in virsh's error message cannot forge a frame it cannot guess. `sh -c` also keeps
- * the script out of a login shell that is not POSIX (tcsh on some hosts' root).
+ * Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN), and sshd hands the whole remote
+ * command to the login shell as one argument: past this budget the script goes to a second
+ * virsh process (about 700 domains with 60-character names fit in one).
  */
-const BATCH_SCRIPT =
-  'm=$1; shift; i=0; ' +
-  'while [ "$#" -ge 2 ]; do ' +
-  'printf "\\n%s begin %s\\n" "$m" "$i"; ' +
-  'LC_ALL=C virsh -q --connect "$1" domiflist -- "$2" </dev/null 2>&1; rc=$?; ' +
-  'printf "\\n%s end %s %s\\n" "$m" "$i" "$rc"; ' +
-  'i=$((i+1)); shift 2; done';
+const COMMAND_BUDGET = 100_000;
+
+/*
+ * Every domain of one VM host in ONE virsh process, given its commands as one `;`-separated
+ * argument (virsh parses a single non-option argument as a command string). Names are quoted
+ * twice: for virsh's parser (quoteForVirsh) inside the script, then the script for sh as one
+ * positional argument, so no name reaches either parser as code. Each domain's output is framed
+ * by `echo` lines holding a random per-run marker: a hostile name echoed in virsh's error
+ * message cannot forge a frame it cannot guess. virsh flushes stdout before every error
+ * (vshError), so with 2>&1 each error lands inside its own frame. `sh -c` keeps the command
+ * out of a login shell that is not POSIX (tcsh on some hosts' root).
+ */
+const VIRSH_SCRIPT = 'LC_ALL=C exec virsh --connect "$1" "$2" </dev/null 2>&1';
 
 export function buildDomiflistBatch(queries: DomainQuery[], marker: string = randomMarker()): DomiflistBatch {
   if (!/^[A-Za-z0-9_-]{16,}$/.test(marker)) throw new Error('the batch marker must be 16 or more [A-Za-z0-9_-] characters');
-  const args = queries.flatMap((q) => [q.uri, q.domain]);
-  return { command: sh`sh -c ${BATCH_SCRIPT} mac-diff ${marker} ${args}`, marker, queries };
+  const firstUri = queries[0]?.uri ?? 'qemu:///system';
+  const chunks: { uri: string; parts: string[]; size: number }[] = [];
+  let chunk = { uri: firstUri, parts: [`echo ${marker} list-begin`, 'list --all --name', `echo ${marker} list-end`], size: 0 };
+  let uri = firstUri;
+  chunks.push(chunk);
+  queries.forEach((q, i) => {
+    const parts = [`echo ${marker} begin ${i}`, `domiflist --domain ${quoteForVirsh(q.domain)}`, `echo ${marker} end ${i}`];
+    if (q.uri !== uri) parts.unshift(`connect ${quoteForVirsh(q.uri)}`);
+    const size = parts.reduce((n, p) => n + p.length + 2 + 3 * (p.split("'").length - 1), 0);
+    if (chunk.size + size > COMMAND_BUDGET && chunk.parts.length > 3) {
+      chunk = { uri: q.uri, parts: [], size: 0 };
+      chunks.push(chunk);
+      if (parts[0]?.startsWith('connect ')) parts.shift();
+    }
+    uri = q.uri;
+    chunk.parts.push(...parts);
+    chunk.size += size;
+  });
+  const commands = chunks.map((c) => sh`sh -c ${VIRSH_SCRIPT} mac-diff ${c.uri} ${c.parts.join('; ')}`);
+  return { commands, marker, queries };
 }
 
 export function randomMarker(): string {
   return `macdiff-${randomBytes(16).toString('hex')}`;
 }
 
-/** Splits a batch's stdout back into one DomainProbe per query, in query order. */
-export function splitDomiflistBatch(batch: DomiflistBatch, stdout: string): DomainProbe[] {
-  const outputs = new Map<number, { lines: string[]; exitCode: number | null; ended: boolean }>();
-  let current: { lines: string[]; exitCode: number | null; ended: boolean } | undefined;
-  const begin = `${batch.marker} begin `;
-  const end = `${batch.marker} end `;
-  for (const line of stdout.split(/\r?\n/)) {
-    if (line.startsWith(begin)) {
-      const index = Number(line.slice(begin.length));
-      current = { lines: [], exitCode: null, ended: false };
-      if (Number.isInteger(index)) outputs.set(index, current);
-      continue;
+interface Frame {
+  lines: string[];
+  ended: boolean;
+}
+
+/** Splits the batch's merged output (every command's stdout, in order) back into one probe per query. */
+export function splitDomiflistBatch(batch: DomiflistBatch, outputs: readonly { stdout: string; stderr?: string; code: number | null }[]): BatchResult {
+  const frames = new Map<string, Frame>();
+  let current: Frame | undefined;
+  const prefix = `${batch.marker} `;
+  const unframed: string[] = [];
+  let exitCode: number | null = 0;
+  for (const { stdout, stderr, code } of outputs) {
+    if (code !== 0) exitCode = code;
+    if (stderr) unframed.push(...stderr.split(/\r?\n/));
+    for (const line of stdout.split(/\r?\n/)) {
+      if (line.startsWith(prefix)) {
+        const [what, index] = line.slice(prefix.length).split(' ');
+        if (what === 'begin' || what === 'list-begin') {
+          current = { lines: [], ended: false };
+          frames.set(what === 'begin' ? `d${index ?? ''}` : 'list', current);
+          continue;
+        }
+        if ((what === 'end' || what === 'list-end') && current) {
+          current.ended = true;
+          current = undefined;
+          continue;
+        }
+      }
+      if (current) current.lines.push(line);
+      else unframed.push(line);
     }
-    if (line.startsWith(end) && current) {
-      const [, rc] = line.slice(end.length).split(' ');
-      current.exitCode = rc !== undefined && /^\d+$/.test(rc) ? Number(rc) : null;
-      current.ended = true;
-      current = undefined;
-      continue;
-    }
-    current?.lines.push(line);
   }
-  return batch.queries.map((_q, index) => {
-    const out = outputs.get(index);
-    if (!out?.ended) return { kind: 'error', message: 'no output for this domain: the remote command was cut short', exitCode: null };
-    return classifyDomiflist(out.lines.join('\n'), out.exitCode);
+  if (frames.size === 0) return { domains: [], listed: null, hostFailure: hostFailureOf(unframed, exitCode) };
+  const domains = batch.queries.map((_q, i): DomainProbe => {
+    const frame = frames.get(`d${i}`);
+    if (!frame?.ended) return { kind: 'error', message: 'no output for this domain: the remote command was cut short', exitCode: null };
+    return classifyFramed(frame.lines);
   });
+  const list = frames.get('list');
+  const listed = list?.ended && !list.lines.some((l) => l.startsWith('error:')) ? list.lines.map((l) => l.trim()).filter(Boolean) : null;
+  return { domains, listed, hostFailure: null };
+}
+
+/** In batch mode virsh reports each command's failure only as `error:` lines inside its frame. */
+function classifyFramed(lines: string[]): DomainProbe {
+  const failed = lines.some((l) => l.startsWith('error:'));
+  return classifyDomiflist(lines.join('\n'), failed ? 1 : 0);
+}
+
+function hostFailureOf(lines: string[], exitCode: number | null): string {
+  const text = lines.map((l) => l.trim()).filter(Boolean);
+  const error = text.find((l) => l.startsWith('error:')) ?? text[0];
+  if (exitCode === 127) return `virsh not found on the VM host (${error ?? 'exit status 127'})`;
+  if (exitCode === null) return error ? `virsh was cut short: ${error}` : 'virsh was cut short before it printed anything';
+  return error ?? `virsh printed nothing and exited with status ${String(exitCode)}`;
 }

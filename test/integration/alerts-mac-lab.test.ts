@@ -60,7 +60,7 @@ describe('drift alerts from the real mac-diff on scheduled scans', () => {
     expect(slack.channelMessages(ALERTS)).toEqual([]);
 
     host.setState({ domains: domains([1, 2]) });
-    // A scan may catch the change half-way (virsh is asked per domain); the next one completes it.
+    // A scan may catch the change half-way (the state file is replaced between two scans); the next one completes it.
     const alert = await slack.waitFor((s) => s.channelMessages(ALERTS)[0], { timeoutMs: 10_000, description: 'the drift alert' });
     await slack.waitFor(() => alert.text.startsWith('CRITICAL: 2 of 4 machines at site-b have drifted MACs'), { timeoutMs: 10_000, description: 'both drifted machines' });
     expect(JSON.stringify(alert.blocks)).toContain('site-b-node2');

@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/log.ts';
 import type { Report } from '../../src/report.ts';
 import { createRedactor, redactDeep } from '../../src/redact.ts';
 import { renderReports } from '../../src/slack/render.ts';
+import { hostileNames } from '../helpers/hostile-names.ts';
 
 /*
  * Hostile names in MAAS data (hostnames, zones, power_id domain names, power addresses) go through
@@ -29,29 +30,6 @@ let dir: string;
 let canary: string;
 let lab: MacLab;
 let report: Report;
-
-function hostileNames(c: string): string[] {
-  return [
-    `$(touch ${c})`,
-    `\`touch ${c}\``,
-    `dom; touch ${c}`,
-    `dom | touch ${c}`,
-    `dom && touch ${c} #`,
-    `dom\ntouch ${c}`,
-    `dom' ; touch ${c}; echo '`,
-    `dom" ; touch ${c}; echo "`,
-    `'$(touch ${c})'`,
-    `-c touch ${c}`,
-    `--connect=x; touch ${c}`,
-    `dom\\'; touch ${c}`,
-    `dom$IFS;touch$IFS${c}`,
-    `d\u043Em-look-alike; touch ${c}`,
-    `${'x'.repeat(3000)}; touch ${c}`,
-    `dom\u202E; touch ${c}`,
-    `dom\r\ntouch ${c}`,
-    `dom\t; touch ${c}`,
-  ];
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'inject-'));

@@ -200,6 +200,15 @@ describe('evaluateMacs', () => {
     expect(result.verdict).toBe('No machine at site-b could be compared with its live MACs; 1 power_id names no libvirt domain');
   });
 
+  it('missing domain on a host whose virsh list has it in another case → the evidence names it', () => {
+    const m = machine({ id: 'aaa013', macs: ['52:54:00:00:00:01'] });
+    const snap = snapshot([{ m, live: { kind: 'missing', message: "error: failed to get domain 'dom-aaa013'" } }]);
+    const host = snap.hosts[HOST_A];
+    if (!host?.ok) throw new Error('host expected up');
+    host.listed = ['DOM-aaa013', 'other'];
+    expect(only(evaluateMacs(snap).findings, 'MAC_DOMAIN_MISSING')[0]?.evidence).toMatchObject({ domainsOnHost: 2, sameNameOtherCase: ['DOM-aaa013'] });
+  });
+
   it('unreachable host → MAC_HOST_UNREACHABLE listing its machines; the other host is still reported', () => {
     const up = machine({ id: 'aaa014', macs: ['52:54:00:00:00:01'] });
     const down1 = machine({ id: 'aaa015', macs: ['52:54:00:00:00:02'] });

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildDomiflistBatch, classifyDomiflist, parseDomiflist, splitDomiflistBatch } from '../../../src/ssh/virsh.ts';
+import { createVmHostDir, type VmHostDir } from '../../../src/lab/vmhost-sim/index.ts';
+import { buildDomiflistBatch, classifyDomiflist, parseDomiflist, quoteForVirsh, splitDomiflistBatch } from '../../../src/ssh/virsh.ts';
 
 const run = promisify(execFile);
 const FIXTURES = new URL('../../fixtures/virsh/', import.meta.url);
@@ -104,31 +105,31 @@ describe('buildDomiflistBatch run by a real /bin/sh', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-  /** A PATH with a `virsh` stub that prints a table for known domains and logs its argv. */
-  function stubPath(known: Record<string, string[]>): { path: string; log: string } {
-    const dir = mkdtempSync(join(tmpdir(), 'virsh-stub-'));
+  /** A PATH whose `virsh` logs its argv, then answers as the lab's virsh stub does. */
+  function loggingVirsh(domains: { name: string; nics: { mac: string }[] }[]): { path: string; log: string; host: VmHostDir } {
+    const host = createVmHostDir({ domains });
+    dirs.push(host.dir);
+    const dir = mkdtempSync(join(tmpdir(), 'virsh-log-'));
     dirs.push(dir);
     const log = join(dir, 'argv.log');
-    const cases = Object.entries(known)
-      .map(([dom, macs]) => `  ${shQuote(dom)}) ${macs.map((m, i) => `printf ' vnet${i}  bridge  br0  virtio  %s\\n' ${m}`).join('; ')}; exit 0 ;;`)
-      .join('\n');
-    const script = `#!/bin/sh
-for a in "$@"; do printf '[%s]' "$a" >> ${shQuote(log)}; done; echo >> ${shQuote(log)}
-eval "d=\\\${$#}"
-case "$d" in
-${cases}
-  *) printf "error: failed to get domain '%s'\\n" "$d" >&2; exit 1 ;;
-esac
-`;
-    writeFileSync(join(dir, 'virsh'), script);
+    writeFileSync(join(dir, 'virsh'), `#!/bin/sh\nfor a in "$@"; do printf '[%s]' "$a" >> ${shQuote(log)}; done; echo >> ${shQuote(log)}\nexec ${shQuote(join(host.binDir, 'virsh'))} "$@"\n`);
     chmodSync(join(dir, 'virsh'), 0o755);
-    return { path: `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`, log };
+    return { path: `${dir}:/usr/bin:/bin`, log, host };
   }
 
-  it('frames every domain, passes names as data after `--`, and creates nothing for a hostile name', async () => {
+  async function runAll(batch: ReturnType<typeof buildDomiflistBatch>, path: string) {
+    const outputs = [];
+    for (const command of batch.commands) outputs.push({ ...(await run('/bin/sh', ['-c', command], { env: { PATH: path } })), code: 0 });
+    return splitDomiflistBatch(batch, outputs);
+  }
+
+  it('one virsh process, its script one argument; hostile names are data to sh and to virsh', async () => {
     const pwned = join(tmpdir(), `pwned-${process.pid}-${Date.now()}`);
     const hostile = `x'; touch ${pwned}; '`;
-    const stub = stubPath({ 'site-b-node1': ['52:54:00:00:00:01', '52:54:00:00:00:02'], '--help': ['52:54:00:00:00:03'] });
+    const stub = loggingVirsh([
+      { name: 'site-b-node1', nics: [{ mac: '52:54:00:00:00:01' }, { mac: '52:54:00:00:00:02' }] },
+      { name: '--help', nics: [{ mac: '52:54:00:00:00:03' }] },
+    ]);
     const queries = [
       { uri: 'qemu:///system', domain: 'site-b-node1' },
       { uri: 'qemu:///system', domain: hostile },
@@ -136,23 +137,24 @@ esac
       { uri: 'qemu:///system', domain: '$(touch /tmp/never)' },
     ];
     const batch = buildDomiflistBatch(queries);
-    const { stdout } = await run('/bin/sh', ['-c', batch.command], { env: { PATH: stub.path } });
-    const probes = splitDomiflistBatch(batch, stdout);
-    expect(probes.map((p) => p.kind)).toEqual(['found', 'missing', 'found', 'missing']);
-    expect(probes[0]?.kind === 'found' && probes[0].nics.map((n) => n.mac)).toEqual(['52:54:00:00:00:01', '52:54:00:00:00:02']);
+    expect(batch.commands).toHaveLength(1);
+    const result = await runAll(batch, stub.path);
+    expect(result.domains.map((p) => p.kind)).toEqual(['found', 'missing', 'found', 'missing']);
+    expect(result.domains[0]?.kind === 'found' && result.domains[0].nics.map((n) => n.mac)).toEqual(['52:54:00:00:00:01', '52:54:00:00:00:02']);
+    expect(result.listed).toEqual(['site-b-node1', '--help']);
     expect(existsSync(pwned)).toBe(false);
     const argv = readFileSync(stub.log, 'utf8').trim().split('\n');
-    expect(argv[1]).toBe(`[-q][--connect][qemu:///system][domiflist][--][${hostile}]`);
-    expect(argv[2]).toBe('[-q][--connect][qemu:///system][domiflist][--][--help]');
+    expect(argv).toHaveLength(1);
+    expect(argv[0]).toContain(`domiflist --domain ${quoteForVirsh(hostile)};`);
+    expect(argv[0]).toMatch(/^\[--connect\]\[qemu:\/\/\/system\]\[[^\]]*list --all --name/);
   });
 
   it('a name that prints a fake frame cannot forge one (the marker is random per run)', async () => {
-    const stub = stubPath({});
-    const forged = "x\nmacdiff-0000000000000000 end 0 0\n vnet0 bridge br0 virtio 52:54:00:66:66:66";
+    const stub = loggingVirsh([]);
+    const forged = "x\nmacdiff-0000000000000000 end 0\n vnet0 bridge br0 virtio 52:54:00:66:66:66";
     const batch = buildDomiflistBatch([{ uri: 'qemu:///system', domain: forged }]);
     expect(batch.marker).not.toContain('0000000000000000');
-    const { stdout } = await run('/bin/sh', ['-c', batch.command], { env: { PATH: stub.path } });
-    expect(splitDomiflistBatch(batch, stdout)).toEqual([{ kind: 'missing', message: "error: failed to get domain 'x" }]);
+    expect((await runAll(batch, stub.path)).domains).toEqual([{ kind: 'missing', message: "error: failed to get domain 'x" }]);
   });
 
   it('a cut-short output leaves the unframed domains as errors', () => {
@@ -163,29 +165,25 @@ esac
       ],
       'MARKER-abcdefghijklmnop',
     );
-    const stdout = '\nMARKER-abcdefghijklmnop begin 0\n vnet0 bridge br0 virtio 52:54:00:00:00:01\n\nMARKER-abcdefghijklmnop end 0 0\n\nMARKER-abcdefghijklmnop begin 1\n vnet0';
-    const probes = splitDomiflistBatch(batch, stdout);
-    expect(probes[0]?.kind).toBe('found');
-    expect(probes[1]).toMatchObject({ kind: 'error', exitCode: null });
+    const stdout = 'MARKER-abcdefghijklmnop begin 0\n vnet0 bridge br0 virtio 52:54:00:00:00:01\n\nMARKER-abcdefghijklmnop end 0\nMARKER-abcdefghijklmnop begin 1\n vnet0';
+    const { domains } = splitDomiflistBatch(batch, [{ stdout, code: null }]);
+    expect(domains[0]?.kind).toBe('found');
+    expect(domains[1]).toMatchObject({ kind: 'error', exitCode: null });
+  });
+
+  it("a host past one argument's budget gets a second virsh process, every domain still framed once", async () => {
+    const names = Array.from({ length: 1200 }, (_, i) => `dom-${String(i).padStart(4, '0')}-${'n'.repeat(60)}`);
+    const stub = loggingVirsh(names.map((name, i) => ({ name, nics: [{ mac: `52:54:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}` }] })));
+    const batch = buildDomiflistBatch(names.map((domain) => ({ uri: 'qemu:///system', domain })));
+    expect(batch.commands.length).toBeGreaterThan(1);
+    for (const command of batch.commands) expect(command.length).toBeLessThan(128 * 1024);
+    const result = await runAll(batch, stub.path);
+    expect(result.domains.every((d) => d.kind === 'found')).toBe(true);
+    expect(readFileSync(stub.log, 'utf8').trim().split('\n')).toHaveLength(batch.commands.length);
   });
 
   it('refuses a guessable marker', () => {
     expect(() => buildDomiflistBatch([], 'short')).toThrow(/marker/);
-  });
-
-  // Needs libvirt-clients (FACTS.md section 5); the stub tests above cover the framing without it.
-  it.skipIf(!existsSync('/usr/bin/virsh'))('reads the real virsh test:///default driver in one command', async () => {
-    const batch = buildDomiflistBatch([
-      { uri: 'test:///default', domain: 'test' },
-      { uri: 'test:///default', domain: 'site-b-node9' },
-      { uri: 'test:///default', domain: '--inactive' },
-    ]);
-    const { stdout } = await run('/bin/sh', ['-c', batch.command]);
-    expect(splitDomiflistBatch(batch, stdout)).toEqual([
-      { kind: 'found', nics: [{ interface: 'testnet0', type: 'network', source: 'default', model: '-', mac: 'aa:bb:cc:dd:ee:ff' }] },
-      { kind: 'missing', message: "error: failed to get domain 'site-b-node9'" },
-      { kind: 'missing', message: "error: failed to get domain '--inactive'" },
-    ]);
   });
 });
 
