@@ -3,7 +3,9 @@ import { planVmHostProbes, type VmHostProbePlan } from '../src/checks/macs-targe
 import type { SiteConfig } from '../src/config.ts';
 import { requireAdmin, type AdminCommand } from '../src/maas/api-user.ts';
 import type { MachineFilter, MaasMachine, PowerParameters } from '../src/maas/types.ts';
-import { finishReport, type Report } from '../src/report.ts';
+import { finishReport, type Finding, type Report } from '../src/report.ts';
+import { applyWitnesses, driftedSystemIds, eventLimitFor, type Read } from '../src/checks/macs-witnesses.ts';
+import { describeError } from '../src/errors.ts';
 import { vmHostTarget } from '../src/ssh/targets.ts';
 import type { SshTarget } from '../src/ssh/types.ts';
 import { probeVmHosts } from '../src/ssh/virsh-probe.ts';
@@ -30,7 +32,30 @@ export async function checkSiteMacs(ctx: JobContext, siteName: string, options: 
   const startedAt = new Date();
   const snapshot = await gatherMacSnapshot(ctx, siteName, options);
   const { verdict, findings } = evaluateMacs(snapshot);
-  return finishReport({ kind: 'mac-diff', target: siteName, verdict, findings }, startedAt);
+  const witnessed = await withDriftWitnesses(ctx, siteName, findings);
+  return finishReport({ kind: 'mac-diff', target: siteName, verdict, findings: witnessed }, startedAt);
+}
+
+/**
+ * When machines drifted: MAAS's network discovery and the drifted machines' event log, two
+ * requests issued together, read-only. Either failing is one info line; the verdict is already made.
+ */
+async function withDriftWitnesses(ctx: JobContext, siteName: string, findings: Finding[]): Promise<Finding[]> {
+  const ids = driftedSystemIds(findings);
+  if (!ids.length) return findings;
+  const site = ctx.config.sites[siteName] as SiteConfig;
+  const maas = ctx.adapters.maas(site.maas);
+  const eventLimit = eventLimitFor(ids.length);
+  const [discovery, events] = await Promise.all([readOrReason(maas.unknownMacDiscoveries()), readOrReason(maas.queryEvents({ ids, limit: eventLimit }))]);
+  return applyWitnesses(findings, siteName, { discovery, events, eventLimit, now: new Date() });
+}
+
+async function readOrReason<T>(promise: Promise<T>): Promise<Read<T>> {
+  try {
+    return { ok: true, value: await promise };
+  } catch (err) {
+    return { ok: false, reason: describeError(err) };
+  }
 }
 
 /**

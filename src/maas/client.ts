@@ -11,6 +11,8 @@ import { withoutSecretFields } from './secret-fields.ts';
 import type {
   DnsResource,
   MaasClient,
+  MaasDiscovery,
+  MaasEventPage,
   MaasInterface,
   MaasMachine,
   MachineFilter,
@@ -243,6 +245,13 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     },
     version() {
       return call<MaasVersion>({ method: 'GET', path: 'version/' });
+    },
+    unknownMacDiscoveries() {
+      return call<MaasDiscovery[]>({ method: 'GET', path: 'discovery/', query: [['op', 'by_unknown_mac']] });
+    },
+    queryEvents({ ids, limit, level }) {
+      const query: Query = [['op', 'query'], ...ids.map((id): [string, string] => ['id', id]), ['limit', String(limit)], ...(level ? [['level', level] as [string, string]] : [])];
+      return call<MaasEventPage>({ method: 'GET', path: 'events/', query });
     },
     close() {
       return agent.close();

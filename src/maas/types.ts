@@ -99,6 +99,52 @@ export interface MaasVersion {
   capabilities?: string[];
 }
 
+/** One row of `GET discovery/` (maasserver/api/discoveries.py, DISPLAYED_DISCOVERY_FIELDS). */
+export interface MaasDiscovery {
+  discovery_id: string;
+  ip: string | null;
+  mac_address: string | null;
+  mac_organization?: string | null;
+  /** When a rack last saw the neighbour (ISO 8601). */
+  last_seen: string;
+  hostname: string | null;
+  fabric_name: string | null;
+  vid: number | null;
+  /** The rack (or region) interface that saw it. */
+  observer: { system_id: string; hostname: string; interface_id: number; interface_name: string };
+}
+
+/** One event of `GET events/?op=query` (maasserver/api/events.py, event_to_dict). */
+export interface MaasEvent {
+  id: number;
+  node: string | null;
+  hostname: string;
+  username?: string | null;
+  level: string;
+  /** `%a, %d %b. %Y %H:%M:%S` in the region's time zone, e.g. `Tue, 21 Jul. 2026 09:12:31`. */
+  created: string;
+  /** The event type's description: `Performing PXE boot`, `Commissioning`, … */
+  type: string;
+  description: string;
+}
+
+/** A page of events, newest first; `prev_uri` reads older ones (null when there are none). */
+export interface MaasEventPage {
+  count: number;
+  events: MaasEvent[];
+  next_uri: string;
+  prev_uri: string | null;
+}
+
+export interface EventQuery {
+  /** System ids (`id=` repeated). */
+  ids: string[];
+  /** 1..1000; MAAS answers 400 above 1000. */
+  limit: number;
+  /** Minimum level (MAAS's default INFO). */
+  level?: string;
+}
+
 export interface MachineFilter {
   zone?: string;
   pool?: string;
@@ -147,4 +193,8 @@ export interface MaasClient {
   whoami(): Promise<MaasUser>;
   /** The region's version (`GET version/`): some rules depend on it (NEW takes interface edits from 3.3). */
   version(): Promise<MaasVersion>;
+  /** `GET discovery/?op=by_unknown_mac`: neighbours the racks saw whose MAC no interface in MAAS has. */
+  unknownMacDiscoveries(): Promise<MaasDiscovery[]>;
+  /** `GET events/?op=query`: one page of the given machines' events, newest first. */
+  queryEvents(query: EventQuery): Promise<MaasEventPage>;
 }

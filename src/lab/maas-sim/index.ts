@@ -29,5 +29,7 @@ export {
 } from './scenario.ts';
 export type { SimRules } from './sim-http.ts';
 export { configureDhcp, option6For, renderDhcpdConf, type SimDhcp, type SimDhcpRack, type SimIpRange } from './dhcp.ts';
+export { discovery, type DiscoveryInput, type SimDiscovery } from './discoveries.ts';
+export { maasEventTime, nodeEvent, type EventInput, type SimEvent } from './events.ts';
 export { INTERFACE_STATE_CONFLICT } from './interfaces.ts';
 export { INVALID_API_KEY } from './oauth-verify.ts';

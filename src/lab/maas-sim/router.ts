@@ -1,4 +1,6 @@
 /** Which handler answers which MAAS 2.0 path and method. */
+import { listDiscoveries, unknownMacDiscoveries } from './discoveries.ts';
+import { queryEvents } from './events.ts';
 import { getDnsResource, listDnsResources, updateDnsResource } from './dns-resources.ts';
 import { getInterface, listInterfaces, updateInterface } from './interfaces.ts';
 import { getIpRange, listIpRanges, updateIpRange } from './ipranges.ts';
@@ -72,6 +74,8 @@ const ROUTES: Route[] = [
       'GET whoami': (ctx) => ok({ username: ctx.state.user, email: `${ctx.state.user}@maas.example`, is_local: true, is_superuser: ctx.state.userIsAdmin !== false }),
     },
   },
+  { pattern: ['discovery', ''], handlers: { GET: listDiscoveries, 'GET by_unknown_mac': unknownMacDiscoveries } },
+  { pattern: ['events', ''], handlers: { 'GET query': queryEvents } },
   {
     pattern: ['rackcontrollers', ''],
     handlers: { GET: (ctx) => ok([...ctx.state.rackControllers].sort((a, b) => a.id - b.id).map((r) => rackControllerJson(ctx.state, r))) },

@@ -4,6 +4,8 @@
  */
 import type { SimDhcp, SimIpRange } from './dhcp.ts';
 import { NODE_STATUS, statusCode } from '../../maas/node-status.ts';
+import type { SimDiscovery } from './discoveries.ts';
+import type { SimEvent } from './events.ts';
 
 export type SimInterfaceType = 'physical' | 'bond' | 'bridge' | 'vlan' | 'alias';
 
@@ -130,6 +132,10 @@ export interface MaasScenario {
   ipranges?: SimIpRange[];
   /** The racks that serve DHCP and where their dhcpd.conf lives: the simulator writes it as MAAS would. */
   dhcp?: SimDhcp;
+  /** Neighbours the racks observed (network discovery); empty when discovery is disabled. */
+  discoveries?: SimDiscovery[];
+  /** The node event log, any order (ids decide). */
+  events?: SimEvent[];
 }
 
 // ---------------------------------------------------------------- builders
@@ -321,6 +327,8 @@ export interface ScenarioInput {
   tags?: string[];
   ipranges?: SimIpRange[];
   dhcp?: SimDhcp;
+  discoveries?: SimDiscovery[];
+  events?: SimEvent[];
 }
 
 /**
@@ -343,6 +351,8 @@ export function scenario(input: ScenarioInput = {}): MaasScenario {
     ...(input.tags ? { tags: input.tags } : {}),
     ...(input.ipranges ? { ipranges: input.ipranges } : {}),
     ...(input.dhcp ? { dhcp: input.dhcp } : {}),
+    ...(input.discoveries ? { discoveries: input.discoveries } : {}),
+    ...(input.events ? { events: input.events } : {}),
   });
   assignNodeIds(out);
   assignInterfaceIds(out);

@@ -3,7 +3,7 @@ import type { Adapters } from '../../adapters.ts';
 import { parseConfigText, type Config } from '../../config.ts';
 import { createMaasClient, type ClosableMaasClient } from '../../maas/client.ts';
 import { createSshConnector } from '../../ssh/connector.ts';
-import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator, type MaasSimulatorOptions, type SimMachine } from '../maas-sim/index.ts';
+import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator, type MaasSimulatorOptions, type ScenarioInput, type SimMachine } from '../maas-sim/index.ts';
 import { generateKeyPair, type KeyPair } from '../ssh-sim/index.ts';
 import { startLatencyProxy, type LatencyProxy } from './latency-proxy.ts';
 import { startVmHost, type SimVmHost } from './vm-host.ts';
@@ -21,6 +21,8 @@ export interface MacLabSetup {
   /** MAAS's clock and timing (commissioning): a test's fake clock lets MAAS's 30 minutes pass at once. */
   maasClock?: () => number;
   maasTiming?: MaasSimulatorOptions['timing'];
+  /** More of the MAAS scenario: rack controllers, discoveries, events. */
+  maas?: Omit<ScenarioInput, 'machines'>;
 }
 
 export interface MacLab {
@@ -54,7 +56,7 @@ export async function startMacLab(setup: MacLabSetup): Promise<MacLab> {
   };
   try {
     const maas = await startMaasSimulator({
-      scenario: scenario({ machines: setup.machines }),
+      scenario: scenario({ ...setup.maas, machines: setup.machines }),
       apiKeys: [apiKey],
       latencyMs: setup.maasLatencyMs ?? 0,
       ...(setup.maasClock ? { clock: setup.maasClock } : {}),
