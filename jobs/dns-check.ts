@@ -1,5 +1,6 @@
 import { apiServerFqdn, evaluateDns, isCustomDns, type ControllerObservation, type DnsSnapshot } from '../src/checks/dns.ts';
 import type { ClusterConfig } from '../src/config.ts';
+import { askClientView } from '../src/dns-probe/client-view.ts';
 import { describeError } from '../src/errors.ts';
 import { CLUSTER_NAME_LABEL } from '../src/kube/capmaas.ts';
 import type { KubeClient, MaasClusterObject } from '../src/kube/types.ts';
@@ -42,13 +43,14 @@ export async function gatherDnsSnapshot(ctx: JobContext, cluster: ClusterConfig)
   if (!maasCluster || isCustomDns(maasCluster) || !fqdn) {
     return { ...base, machines: [], preferredSubnets: null, preferredSubnetsSource: 'none', dns: { resources: [] } };
   }
-  const [machines, preferred, dns, controller] = await Promise.all([
+  const [machines, preferred, dns, controller, clientView] = await Promise.all([
     kube.listMaasMachines(namespace, capiClusterName(maasCluster)),
     preferredSubnets(kube, cluster),
     dnsResources(ctx, cluster, fqdn),
     controllerImage(kube, cluster),
+    cluster.clientView ? askClientView(fqdn, cluster.clientView, ctx.config, ctx.adapters.ssh) : undefined,
   ]);
-  return { ...base, machines, ...preferred, dns, controller };
+  return { ...base, machines, ...preferred, dns, controller, ...(clientView ? { clientView } : {}) };
 }
 
 /** The machines carry the CAPI Cluster's name, which may differ from the MaasCluster's. */

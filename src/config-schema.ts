@@ -67,6 +67,14 @@ export const clusterSchema = z.strictObject({
   controller: z
     .strictObject({ namespace: name.default('capmaas-system'), deployment: name.default('capmaas-controller-manager') })
     .optional(),
+  /** Where dns-check asks what clients get for the API name: a resolver, from the bot or from a site's rack. */
+  clientView: z
+    .strictObject({
+      resolver: resolverSchema,
+      via: z.enum(['direct', 'rack']).default('direct'),
+      site: name.optional(),
+    })
+    .optional(),
 });
 
 /** Slack ids as the API sends them: a name such as #ops or @alice never matches, so it would lock everyone out. */

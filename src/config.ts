@@ -47,6 +47,16 @@ export interface ClusterConfig {
   maasCluster: string;
   preferredSubnets?: string[];
   controller: { namespace: string; deployment: string };
+  /** Where dns-check asks what clients get for the API name (clusters.<name>.clientView). */
+  clientView?: ClientViewConfig;
+}
+
+export interface ClientViewConfig {
+  resolverHost: string;
+  resolverPort: number;
+  /** direct: from the bot; rack: dig on `site`'s rack over its pinned SSH session. */
+  via: 'direct' | 'rack';
+  site?: string;
 }
 
 export interface MaasRegionConfig {
@@ -272,6 +282,10 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
       controller: c.controller ?? { namespace: 'capmaas-system', deployment: 'capmaas-controller-manager' },
     };
     if (c.preferredSubnets) cluster.preferredSubnets = c.preferredSubnets;
+    if (c.clientView) {
+      const resolver = splitHostPort(c.clientView.resolver, 53);
+      cluster.clientView = { resolverHost: resolver.host, resolverPort: resolver.port, via: c.clientView.via, ...(c.clientView.site ? { site: c.clientView.site } : {}) };
+    }
     clusters[name] = cluster;
   }
   const schedules: Config['schedules'] = {};
@@ -350,6 +364,15 @@ function checkReferences(config: Config, path: string): void {
       if (!config.maas[entry.maas]) {
         throw new ConfigError(`${path}: ${kind}.${name}.maas: no MAAS region "${entry.maas}"; ${known}`, 'Add the region under maas: or fix the name');
       }
+    }
+  }
+  for (const [name, cluster] of Object.entries(config.clusters)) {
+    const view = cluster.clientView;
+    if (view?.via !== 'rack') continue;
+    const where = `${path}: clusters.${name}.clientView`;
+    if (!view.site) throw new ConfigError(`${where}.site: required when via is rack`, 'Name the site whose rack runs dig (its rack.ssh is used), or set via: direct');
+    if (!config.sites[view.site]?.rack?.ssh) {
+      throw new ConfigError(`${where}.site: site "${view.site}" has no rack.ssh to run dig on`, `Add sites.${view.site}.rack.ssh, or set clientView.via: direct`);
     }
   }
   for (const [name, site] of Object.entries(config.sites)) {

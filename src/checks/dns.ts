@@ -2,6 +2,8 @@ import { CUSTOM_DNS_ANNOTATION, LAST_APPLIED_DNS_HASH_ANNOTATION } from '../kube
 import type { MaasClusterObject, MaasMachineObject } from '../kube/types.ts';
 import type { DnsResource } from '../maas/types.ts';
 import { probeFailed, type Finding, type Severity } from '../report.ts';
+import type { ClientView } from '../dns-probe/client-view.ts';
+import { clientViewFinding } from './dns-client-view.ts';
 import { invalidCidrs } from './dns-cidr.ts';
 import {
   controllerVersionOf,
@@ -36,6 +38,8 @@ export interface DnsSnapshot {
   dns: { resources: DnsResource[]; domainUnknown?: boolean } | { error: string };
   /** Absent when the Deployment was not read. */
   controller?: ControllerObservation;
+  /** What clients get for the API name (clusters.<name>.clientView); absent when not configured. */
+  clientView?: ClientView;
 }
 
 export interface DnsEvaluation {
@@ -65,7 +69,12 @@ export function evaluateDns(snapshot: DnsSnapshot): DnsEvaluation {
   const fqdn = snapshot.maasCluster ? apiServerFqdn(snapshot.maasCluster) : null;
   const resources = 'resources' in snapshot.dns ? snapshot.dns.resources : [];
   const recorded = resources.length === 1 ? recordedIpsOf(resources[0] as DnsResource) : undefined;
-  return { findings, verdict: dnsVerdict(findings, { fqdn, recorded }) };
+  const verdict = dnsVerdict(findings, { fqdn, recorded });
+  if (snapshot.clientView && fqdn) {
+    const maasRecord = !('resources' in snapshot.dns) || resources.length > 1 ? null : (recorded ?? []);
+    findings.push(clientViewFinding(fqdn, maasRecord, snapshot.clientView));
+  }
+  return { findings, verdict };
 }
 
 export function dnsFindings(snapshot: DnsSnapshot): Finding[] {

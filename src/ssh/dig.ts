@@ -21,6 +21,14 @@ export function digSoaCommand(resolver: { host: string; port: number }, zone: st
   return sh`dig @${resolver.host} -p ${resolver.port} ${zone} SOA +time=${DIG_TIME_SECONDS} +tries=${DIG_TRIES}`;
 }
 
+/** `dig @<resolver> -p <port> <name> A +time=2 +tries=1`: what a client asking that resolver gets. */
+export function digACommand(resolver: { host: string; port: number }, name: string): SafeCommand {
+  if (/^[-+]/.test(name) || /^[-+]/.test(resolver.host)) {
+    throw new ChatopsError('CONFIG_INVALID', `"${name}" at ${resolver.host} is not a name dig can be asked about`, { hint: 'clientView.resolver must be an address' });
+  }
+  return sh`dig @${resolver.host} -p ${resolver.port} ${name} A +time=${DIG_TIME_SECONDS} +tries=${DIG_TRIES}`;
+}
+
 export interface DigAnswer {
   name: string;
   ttl: number;

@@ -1,6 +1,6 @@
 import { startSshServer, type CommandHandler, type SshSimServer } from '../ssh-sim/index.ts';
 import { digPathPrefix } from './dig-on-path.ts';
-import { startRack, type RackMode, type SimulatedRack } from './rack.ts';
+import { startRack, type CachedRecord, type RackMode, type SimulatedRack } from './rack.ts';
 
 export interface LabRackOptions {
   mode: RackMode;
@@ -10,6 +10,8 @@ export interface LabRackOptions {
   serial?: number;
   /** The loopback address the rack's resolver listens on (default 127.0.0.1): the rack's own address, as DHCP option 6 names it. */
   resolverHost?: string;
+  /** Cached A answers the resolver holds (e.g. the API name), with their TTL. */
+  records?: CachedRecord[];
   /** Answers some commands itself (e.g. fix-resolver's forwarderInstall); the rest run in /bin/sh. */
   commandHandler?: CommandHandler;
 }
@@ -32,6 +34,7 @@ export async function startLabRack(options: LabRackOptions): Promise<LabRack> {
     ...(options.zone ? { zone: options.zone } : {}),
     ...(options.serial ? { serial: options.serial } : {}),
     ...(options.resolverHost ? { host: options.resolverHost } : {}),
+    ...(options.records ? { records: options.records } : {}),
   });
   let ssh: SshSimServer;
   try {

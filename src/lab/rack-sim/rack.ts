@@ -16,6 +16,15 @@ export interface RackOptions {
   /** Loopback address to listen on (default 127.0.0.1). */
   host?: string;
   port?: number;
+  /** A records the resolver holds (the API name, say), each counting its TTL down like a cache. */
+  records?: CachedRecord[];
+}
+
+export interface CachedRecord {
+  name: string;
+  ips: string[];
+  /** Seconds the answer stays cached from when it is set; then the name answers nothing (NOERROR, no records). */
+  ttl: number;
 }
 
 export interface SimulatedRack {
@@ -26,6 +35,8 @@ export interface SimulatedRack {
   /** Queries received, answered or not. */
   readonly queries: number;
   setMode(mode: RackMode): void;
+  /** Puts (or replaces) a cached A answer; ttl 0 leaves the name answering nothing. */
+  setRecord(record: CachedRecord): void;
   close(): Promise<void>;
 }
 
@@ -37,12 +48,16 @@ export async function startRack(options: RackOptions): Promise<SimulatedRack> {
   const soa: Soa = { mname: `ns1.${zone}`, rname: `hostmaster.${zone}`, serial: options.serial ?? 2024010101, refresh: 1200, retry: 180, expire: 1209600, minimum: 600 };
   let mode = options.mode;
   let queries = 0;
+  const records = new Map<string, { ips: string[]; expiresAt: number }>();
+  const setRecord = (r: CachedRecord) => records.set(r.name.toLowerCase().replace(/\.$/, ''), { ips: r.ips, expiresAt: Date.now() + r.ttl * 1000 });
+  for (const r of options.records ?? []) setRecord(r);
   const socket = createSocket('udp4');
   socket.on('message', (packet: Buffer, from: RemoteInfo) => {
     queries++;
     const question = parseQuestion(packet);
     if (!question || mode === 'silent') return;
-    socket.send(answer(question, mode, zone, soa), from.port, from.address);
+    const cached = mode === 'healthy' ? records.get(question.name) : undefined;
+    socket.send(cached ? cachedAnswer(question, cached) : answer(question, mode, zone, soa), from.port, from.address);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);
@@ -62,8 +77,17 @@ export async function startRack(options: RackOptions): Promise<SimulatedRack> {
     setMode(next) {
       mode = next;
     },
+    setRecord,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
+}
+
+/** A resolver's cached A answer: the TTL left, counting down; nothing once it has run out. */
+function cachedAnswer(question: Question, cached: { ips: string[]; expiresAt: number }): Buffer {
+  const left = Math.ceil((cached.expiresAt - Date.now()) / 1000);
+  if (left <= 0 || question.type !== TYPE.A) return encodeReply(question, { rcode: RCODE.NOERROR, authoritative: false });
+  const answers = cached.ips.map((ip) => ({ name: question.name, type: TYPE.A, ttl: left, rdata: Buffer.from(ip.split('.').map(Number)) }));
+  return encodeReply(question, { rcode: RCODE.NOERROR, authoritative: false, answers });
 }
 
 function answer(question: Question, mode: RackMode, zone: string, soa: Soa): Buffer {
