@@ -8,8 +8,10 @@ import type { Finding } from '../report.ts';
  * event log (when MAAS last saw them PXE boot or commission). Two requests per site at most.
  */
 
-/** Event types (the `type` field: the event type's description) that mean MAAS saw the machine boot. */
-export const BOOT_EVENT_TYPES = ['Performing PXE boot', 'PXE Request', 'Commissioning', 'Failed commissioning', 'Loading ephemeral'];
+/** Event types (the `type` field: the event type's description) that mean MAAS saw the machine PXE boot. */
+export const PXE_EVENT_TYPES = ['Performing PXE boot', 'PXE Request'];
+/** Status events of a commissioning. */
+export const COMMISSIONING_EVENT_TYPES = ['Commissioning', 'Failed commissioning', 'Loading ephemeral'];
 
 export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -36,14 +38,15 @@ export function eventLimitFor(machines: number): number {
 export function applyWitnesses(findings: readonly Finding[], site: string, w: DriftWitnesses): Finding[] {
   const ids = driftedSystemIds(findings);
   const sightings = w.discovery.ok ? sightingsByMac(w.discovery.value) : new Map<string, MaasDiscovery>();
-  const boots = w.events.ok ? lastBootByNode(w.events.value.events) : new Map<string, MaasEvent>();
+  const boots = w.events.ok ? lastByNode(w.events.value.events, [...PXE_EVENT_TYPES, ...COMMISSIONING_EVENT_TYPES]) : new Map<string, MaasEvent>();
+  const pxes = w.events.ok ? lastByNode(w.events.value.events, PXE_EVENT_TYPES) : new Map<string, MaasEvent>();
   const pageFull = w.events.ok && w.events.value.count >= w.eventLimit && w.events.value.prev_uri !== null;
-  const out = findings.map((f) => (f.code === 'MAC_DRIFT' ? witnessed(f, sightings, boots, w, pageFull) : f));
+  const out = findings.map((f) => (f.code === 'MAC_DRIFT' ? witnessed(f, sightings, { boots, pxes }, w, pageFull) : f));
   const info = infoLine(site, ids, w, boots, pageFull);
   return info ? [...out, info] : out;
 }
 
-function witnessed(f: Finding, sightings: Map<string, MaasDiscovery>, boots: Map<string, MaasEvent>, w: DriftWitnesses, pageFull: boolean): Finding {
+function witnessed(f: Finding, sightings: Map<string, MaasDiscovery>, events: { boots: Map<string, MaasEvent>; pxes: Map<string, MaasEvent> }, w: DriftWitnesses, pageFull: boolean): Finding {
   const evidence = { ...f.evidence };
   const notes: string[] = [];
   const live = normaliseMac(String(f.evidence.live ?? ''));
@@ -53,14 +56,15 @@ function witnessed(f: Finding, sightings: Map<string, MaasDiscovery>, boots: Map
     if (seen) notes.push(`rack ${seen.observer.hostname} saw ${live} on ${seen.observer.interface_name} as an unknown neighbour, last ${when(seen.last_seen, w.now)}`);
   }
   if (w.events.ok) {
-    const boot = boots.get(String(f.evidence.systemId));
-    if (boot) {
-      evidence.lastBootEvent = { type: boot.type, description: boot.description, created: boot.created, age: age(eventTime(boot.created), w.now) };
-      notes.push(`no PXE event since ${when(boot.created, w.now)} (last: ${boot.type})`);
-    } else {
-      evidence.lastBootEvent = null;
-      notes.push(pageFull ? `no PXE or commissioning event among the newest ${w.eventLimit} events` : 'no PXE or commissioning event in MAAS\'s event log');
-    }
+    const id = String(f.evidence.systemId);
+    const boot = events.boots.get(id);
+    const pxe = events.pxes.get(id);
+    evidence.lastBootEvent = boot ? eventEvidence(boot, w.now) : null;
+    evidence.lastPxeEvent = pxe ? eventEvidence(pxe, w.now) : null;
+    const where = pageFull ? `among the newest ${w.eventLimit} events` : "in MAAS's event log";
+    if (pxe) notes.push(`no PXE event since ${when(pxe.created, w.now)}`);
+    else notes.push(boot ? `no PXE event ${where}` : `no PXE or commissioning event ${where}`);
+    if (boot && boot !== pxe) notes.push(`last: ${boot.type} ${when(boot.created, w.now)}`);
   }
   return notes.length ? { ...f, summary: `${f.summary}; ${notes.join('; ')}`, evidence } : { ...f, evidence };
 }
@@ -119,11 +123,15 @@ function sighting(d: MaasDiscovery, now: Date): Record<string, unknown> {
   };
 }
 
-/** The newest boot-type event per node; the page is newest first, but the ids decide. */
-function lastBootByNode(events: readonly MaasEvent[]): Map<string, MaasEvent> {
+function eventEvidence(e: MaasEvent, now: Date): Record<string, unknown> {
+  return { type: e.type, description: e.description, created: e.created, age: age(eventTime(e.created), now) };
+}
+
+/** The newest event of the given types per node; the page is newest first, but the ids decide. */
+function lastByNode(events: readonly MaasEvent[], types: readonly string[]): Map<string, MaasEvent> {
   const out = new Map<string, MaasEvent>();
   for (const e of events) {
-    if (!e.node || !BOOT_EVENT_TYPES.includes(e.type)) continue;
+    if (!e.node || !types.includes(e.type)) continue;
     const known = out.get(e.node);
     if (!known || e.id > known.id) out.set(e.node, e);
   }

@@ -50,10 +50,23 @@ describe('MAAS witnesses of MAC drift', () => {
     const f = out[0]!;
     expect(f.evidence.seenByRack).toEqual({ rack: 'rack-b', rackInterface: 'br-pxe', lastSeen: '2026-07-24T12:58:30.000Z', age: '1m', ip: '10.20.0.57', fabric: 'fabric-1', vid: 0, discoveryId: 'x' });
     expect(f.summary).toContain('rack rack-b saw 52:54:00:7f:00:01 on br-pxe as an unknown neighbour, last 2026-07-24 12:58 UTC (1m ago)');
-    expect(f.summary).toContain('no PXE event since 2026-07-21 09:12 UTC (3d 3h ago) (last: Performing PXE boot)');
-    expect(f.evidence.lastBootEvent).toEqual({ type: 'Performing PXE boot', description: '', created: 'Tue, 21 Jul. 2026 09:12:31', age: '3d 3h' });
+    expect(f.summary).toMatch(/; no PXE event since 2026-07-21 09:12 UTC \(3d 3h ago\)$/);
+    expect(f.evidence.lastPxeEvent).toEqual({ type: 'Performing PXE boot', description: '', created: 'Tue, 21 Jul. 2026 09:12:31', age: '3d 3h' });
+    expect(f.evidence.lastBootEvent).toEqual(f.evidence.lastPxeEvent);
     expect(out).toHaveLength(2);
     expect(out[1]).toBe(summaryFinding);
+  });
+
+  it('a commissioning event newer than the last PXE boot is named too', () => {
+    const events = [event(9, 'aa01', 'Failed commissioning', 'Fri, 24 Jul. 2026 10:00:00'), event(5, 'aa01', 'Performing PXE boot', 'Tue, 21 Jul. 2026 09:12:31')];
+    const f = applyWitnesses(findings, 'site-b', witnesses({ discovery: { ok: true, value: [seen('52:54:00:aa:aa:aa')] }, events: { ok: true, value: page(events) } }))[0]!;
+    expect(f.summary).toContain('; no PXE event since 2026-07-21 09:12 UTC (3d 3h ago); last: Failed commissioning 2026-07-24 10:00 UTC (3h 0m ago)');
+  });
+
+  it('only a commissioning event: no PXE event, and the commissioning named', () => {
+    const f = applyWitnesses(findings, 'site-b', witnesses({ discovery: { ok: true, value: [seen('52:54:00:aa:aa:aa')] }, events: { ok: true, value: page([event(9, 'aa01', 'Commissioning', 'Fri, 24 Jul. 2026 10:00:00')]) } }))[0]!;
+    expect(f.summary).toContain("; no PXE event in MAAS's event log; last: Commissioning 2026-07-24 10:00 UTC (3h 0m ago)");
+    expect(f.evidence.lastPxeEvent).toBeNull();
   });
 
   it('discovery disabled (nothing listed at all): one info line, the drift finding unchanged in severity', () => {
