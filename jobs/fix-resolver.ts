@@ -2,6 +2,7 @@ import type { SiteConfig } from '../src/config.ts';
 import { requireAdmin } from '../src/maas/api-user.ts';
 import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
 import { configRefusal, planResolverRepair, type ResolverRepairInput } from '../src/repair/resolver-planner.ts';
+import { lookUpCanary } from '../src/repair/resolver-canary.ts';
 import { resolverStepRunner } from '../src/repair/resolver-steps.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
@@ -12,7 +13,12 @@ export async function gatherResolverRepair(ctx: JobContext, name: string): Promi
   const site = ctx.config.sites[name] as SiteConfig;
   const input: ResolverRepairInput = { site: name, ...(site.rack ? { rack: site.rack } : {}) };
   if (configRefusal(name, site.rack) !== null) return input;
-  return { ...input, gathered: await gatherSiteResolver(site, ctx.adapters, { probeForwarder: 'always', via: 'ssh' }) };
+  const canary = site.rack?.canary;
+  const [gathered, canaryLookup] = await Promise.all([
+    gatherSiteResolver(site, ctx.adapters, { probeForwarder: 'always', via: 'ssh' }),
+    canary ? lookUpCanary(ctx.adapters.maas(site.maas), canary) : undefined,
+  ]);
+  return { ...input, gathered, ...(canaryLookup ? { canary: canaryLookup } : {}) };
 }
 
 /** fix-resolver: a forwarder on the rack, verified, then MAAS's node-facing subnet pointed at it (FACTS.md sections 2 and 3). */

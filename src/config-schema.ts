@@ -41,6 +41,8 @@ export const rackSchema = z.strictObject({
   subnet: z.union([z.string().regex(CIDR_RE, 'must be a CIDR such as 10.20.0.0/24'), z.number().int()]).optional(),
   /** Where MAAS wrote the rack's dhcpd.conf; default: the snap's, then the deb's path. */
   dhcpdConfig: z.string().regex(/^\/[A-Za-z0-9._/-]{1,255}$/, 'must be an absolute path (letters, digits and . _ - /), such as /var/snap/maas/common/maas/dhcpd.conf').optional(),
+  /** fix-resolver: a machine (MAAS hostname) commissioned after the subnet change, to prove it. */
+  canary: name.optional(),
 });
 
 export const siteSchema = z.strictObject({

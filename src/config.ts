@@ -28,6 +28,8 @@ export interface RackConfig {
   subnet?: string | number;
   /** rack.dhcpdConfig: the dhcpd.conf MAAS wrote on the rack, when not at the snap's or the deb's path. */
   dhcpdConfig?: string;
+  /** fix-resolver commissions this machine (a MAAS hostname) after the subnet change. */
+  canary?: string;
 }
 
 export interface SiteConfig {
@@ -351,6 +353,7 @@ function buildSite(name: string, site: RawConfig['sites'][string], r: SecretReso
     if (site.rack.forwarderInstall) rack.forwarderInstall = site.rack.forwarderInstall;
     if (site.rack.subnet !== undefined) rack.subnet = site.rack.subnet;
     if (site.rack.dhcpdConfig) rack.dhcpdConfig = site.rack.dhcpdConfig;
+    if (site.rack.canary) rack.canary = site.rack.canary;
     out.rack = rack;
   }
   return out;

@@ -32,11 +32,11 @@ export type LabStep = LabCommandStep | LabClickStep;
 export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'help', expect: 'answer', note: 'What can the bot do?' },
   { kind: 'command', user: 'operator', text: 'sites', expect: 'answer' },
-  { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report', note: 'Seed 000: the wiped API-server record' },
+  { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report', note: "Seed 000: the wiped API-server record, and what clients still get from the rack's resolver" },
   { kind: 'command', user: 'operator', text: 'dns-check staging', expect: 'report' },
   { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: "Seed 001: the isolated rack, and the DHCP option 6 site-b's nodes are handed (read from the rack's dhcpd.conf)" },
   { kind: 'command', user: 'operator', text: 'resolver-check site-a', expect: 'report' },
-  { kind: 'command', user: 'operator', text: 'mac-diff site-b', expect: 'report', note: 'Seed 001: the regenerated MACs' },
+  { kind: 'command', user: 'operator', text: 'mac-diff site-b', expect: 'report', note: "Seed 001: the regenerated MACs, with MAAS's witnesses (the rack saw the new MAC; no PXE event since)" },
   { kind: 'command', user: 'operator', text: 'mac-diff site-a', expect: 'report' },
   { kind: 'command', user: 'operator', text: 'resolver-check all', expect: 'report', note: "Every site at once: one summary, each failing site's details in its thread" },
   { kind: 'command', user: 'operator', text: 'mac-diff site-c', expect: 'report', note: 'An incident at scale: 300 drifted machines, the whole table and the pinned-MAC snippet as files in the thread' },
@@ -59,6 +59,6 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: 'The next scans mark both alerts resolved' },
   { kind: 'command', user: 'operator', text: 'scan prod', expect: 'alert' },
   { kind: 'command', user: 'operator', text: 'fix-resolver site-b', expect: 'report', note: "The resolver repair: the rack's forwarder (installed by the configured command), then the subnet's DNS in MAAS" },
-  { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 4, note: "Approved: forwarder started and verified from the rack, subnet changed and read back, the rack's dhcpd.conf rewritten by MAAS (IP range re-saved), resolver-check run again" },
+  { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 6, note: "Approved: forwarder started and verified from the rack, subnet changed and read back, the rack's dhcpd.conf rewritten by MAAS (IP range re-saved), resolver-check run again, then the canary commissioned to Ready" },
   { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Nodes at site-b now resolve through the forwarder, and DHCP option 6 hands them only the forwarder' },
 ];

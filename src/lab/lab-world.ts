@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { dnsResource, randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator } from './maas-sim/index.ts';
+import { discovery, dnsResource, nodeEvent, randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type SimDiscovery, type SimEvent } from './maas-sim/index.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from './kube-sim/index.ts';
 import { startLabRack, startRack, type LabRack, type SimulatedRack } from './rack-sim/index.ts';
 import { generateKeyPair, type CommandHandler } from './ssh-sim/index.ts';
@@ -21,6 +21,35 @@ export const LAB_COMMISSIONING_MS = 2_500;
 export const SITE_B_RACK_HOST = '127.0.1.2';
 /** site-b's rack.forwarderInstall, as the seed's runbook runs it on the rack. */
 export const SITE_B_FORWARDER_INSTALL = 'sudo /opt/dc/dc-rack-net.sh install';
+/** site-b's rack.canary: a Ready machine whose MACs never drifted, commissioned after fix-resolver's subnet change. */
+export const SITE_B_CANARY = 'site-b-node10';
+
+/** prod's API name as site-a's resolver still serves it after the wipe: the old answer, cached. */
+export const PROD_API = { fqdn: 'prod-k8s.maas.example', ips: ['10.11.135.36'], cacheTtl: 300 };
+
+/**
+ * MAAS's witnesses of site-b's drift: site-b's rack saw node1's regenerated MAC as an unknown
+ * neighbour minutes ago, and node1's event log ends three days back with its last PXE boot and
+ * the commissioning that then timed out.
+ */
+function siteBWitnesses(macs: ReturnType<typeof macLabScenario>, now: Date): { discoveries: SimDiscovery[]; events: SimEvent[] } {
+  const node = macs.maasMachines.find((m) => m.hostname === 'site-b-node1');
+  const live = macs.sites.flatMap((s) => s.vmHosts.flatMap((h) => h.state.domains)).find((d) => d.name === 'site-b-node1')?.nics[0]?.mac;
+  if (!node || !live) return { discoveries: [], events: [] };
+  const ago = (ms: number) => new Date(now.getTime() - ms);
+  const rack = { system_id: 'rk0b01', hostname: 'site-b-rack' };
+  const ref = { system_id: node.system_id, hostname: node.hostname };
+  const day = 86_400_000;
+  return {
+    discoveries: [discovery({ mac: live, ip: '10.20.0.157', rack, rackInterface: 'br-pxe', lastSeen: ago(3 * 60_000), fabric: 'fabric-site-b' })],
+    events: [
+      nodeEvent({ id: 101, node: ref, type: 'Commissioning', created: ago(3 * day + 120_000) }),
+      nodeEvent({ id: 102, node: ref, type: 'PXE Request', created: ago(3 * day + 60_000), description: 'commissioning' }),
+      nodeEvent({ id: 103, node: ref, type: 'Performing PXE boot', created: ago(3 * day + 60_000) }),
+      nodeEvent({ id: 104, node: ref, type: 'Failed commissioning', created: ago(3 * day - 30 * 60_000), description: 'Timeout while commissioning (30 min)' }),
+    ],
+  };
+}
 
 /** site-b's forwarder (dnsmasq on a rack alias in the seed): not running until rack.forwarderInstall runs on the rack. */
 export interface LabForwarder {
@@ -96,6 +125,7 @@ export async function startLabWorld(): Promise<LabWorld> {
         ipranges: [{ id: 7, type: 'dynamic', subnet: SITE_B_SUBNET.id, start_ip: '10.20.0.100', end_ip: '10.20.0.199', comment: 'site-b nodes', user: 'admin' }],
         version: '3.7.3',
         dhcp: { regionIp: '10.0.0.5', racks: [{ ip: SITE_B_RACK_HOST, subnetIds: [SITE_B_SUBNET.id], configPath: siteBDhcpd }] },
+        ...siteBWitnesses(macs, new Date()),
       }),
       apiKeys: [apiKey],
       // Commissioning takes seconds here, not minutes: the demo shows it followed to Ready.
@@ -114,14 +144,17 @@ export async function startLabWorld(): Promise<LabWorld> {
       env[envName] = kubeconfigFor(sim, { namespace: c.namespace });
       clusters[c.name] = { maas: 'region-a', kube: { kubeconfig: `env:${envName}`, namespace: c.namespace } };
     }
+    const clientViewOf = (rack: LabRack) => ({ resolver: `${rack.resolver.host}:${rack.resolver.port}`, via: 'rack', site: 'site-a' });
 
     const forwarder = await startLabForwarder();
     closers.push(() => forwarder.close());
     const racks: Record<string, LabRack> = {
-      'site-a': await startLabRack({ mode: 'healthy', authorizedKey: client.publicKey }),
+      // site-a's resolver still holds prod's API name from before the wipe, as a caching resolver does.
+      'site-a': await startLabRack({ mode: 'healthy', authorizedKey: client.publicKey, records: [{ name: PROD_API.fqdn, ips: PROD_API.ips, ttl: PROD_API.cacheTtl }] }),
       'site-b': await startLabRack({ mode: 'servfail', resolverHost: SITE_B_RACK_HOST, authorizedKey: client.publicKey, commandHandler: forwarder.commandHandler }),
     };
     for (const r of Object.values(racks)) closers.push(() => r.close());
+    if (clusters.prod && racks['site-a']) (clusters.prod as Record<string, unknown>).clientView = clientViewOf(racks['site-a']);
 
     const vmHosts: SimVmHost[] = [];
     const sites: Record<string, unknown> = {};
@@ -139,7 +172,7 @@ export async function startLabWorld(): Promise<LabWorld> {
       sites[site.name] = {
         maas: 'region-a',
         machines: { zone: site.zone },
-        ...(rack ? { rack: { ...rack.rackConfig('env:LAB_SSH_KEY', extra), ...(siteB ? { forwarderInstall: SITE_B_FORWARDER_INSTALL } : {}) } } : {}),
+        ...(rack ? { rack: { ...rack.rackConfig('env:LAB_SSH_KEY', extra), ...(siteB ? { forwarderInstall: SITE_B_FORWARDER_INSTALL, canary: SITE_B_CANARY } : {}) } } : {}),
         vmHosts: hosts,
       };
     }

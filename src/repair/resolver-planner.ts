@@ -5,7 +5,8 @@ import type { RackConfig } from '../config.ts';
 import { answersZone, type SiteResolverGather } from '../dns-probe/node-facing.ts';
 import { resolverLabel, type ResolverObservation } from '../dns-probe/types.ts';
 import type { Subnet } from '../maas/types.ts';
-import type { Finding, PlanStep } from '../report.ts';
+import type { Finding, PlanStep, StepResult } from '../report.ts';
+import { CANARY_STEP, canaryStep, type CanaryLookup } from './resolver-canary.ts';
 import { withId, type RepairPlan } from './plan.ts';
 
 /** What fix-resolver plans from: the site's rack config and a fresh resolver-check of it (absent when the config already rules it out). */
@@ -13,6 +14,8 @@ export interface ResolverRepairInput {
   site: string;
   rack?: RackConfig;
   gathered?: SiteResolverGather;
+  /** rack.canary, looked up in MAAS (absent when no canary is configured). */
+  canary?: CanaryLookup;
 }
 
 /** The subnet fields a PUT sends: dns_servers and allow_dns change; allow_proxy and managed go as read, so the PUT states every flag. */
@@ -29,6 +32,7 @@ export const STEP = {
   subnet: 'set-subnet-dns',
   dhcp: 'check-dhcp',
   check: 'check-resolver',
+  canary: CANARY_STEP,
 } as const;
 
 /** sha256 of rack.forwarderInstall: the plan names the command it was approved with, so a changed config refuses. */
@@ -146,6 +150,13 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
     params: { site, forwarder: forwarderLabel, subnetId: subnet.id },
   });
 
+  const refusals: StepResult[] = [];
+  if (input.canary) {
+    const canary = canaryStep(site, input.canary);
+    if ('step' in canary) steps.push(canary.step);
+    else refusals.push(canary.refusal);
+  }
+
   const planFindings = [...findings];
   const install = steps.some((s) => s.action === STEP.install) ? 'start it with rack.forwarderInstall, ' : '';
   const change = steps.some((s) => s.action === STEP.subnet)
@@ -155,9 +166,15 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
     ...draft,
     findings: planFindings,
     steps,
-    refusals: [],
-    verdict: `Plan: point nodes at ${site} to the forwarder ${forwarderLabel}: ${install}verify it answers ${rack.zone} from the rack, ${change}`,
+    refusals,
+    verdict: `Plan: point nodes at ${site} to the forwarder ${forwarderLabel}: ${install}verify it answers ${rack.zone} from the rack, ${change}${canaryNote(steps, refusals)}`,
   });
+}
+
+function canaryNote(steps: readonly PlanStep[], refusals: readonly StepResult[]): string {
+  const step = steps.find((s) => s.action === STEP.canary);
+  if (step) return `, then commission the canary ${String(step.params?.hostname)} and follow it to Ready`;
+  return refusals.some((r) => r.action === STEP.canary) ? ' (no canary: refused, see below)' : '';
 }
 
 export function subnetState(subnet: Subnet): SubnetDnsState {

@@ -12,6 +12,7 @@ import { rackTarget } from '../ssh/targets.ts';
 import type { SshSession } from '../ssh/types.ts';
 import type { StepContext, StepRunner } from './executor.ts';
 import { settleRackDhcp, type DhcpStepOptions } from './resolver-dhcp-step.ts';
+import { runCanary, type CanaryRunOptions } from './resolver-canary.ts';
 import { commandDigest, describeState, differingFields, sameState, STEP, subnetState, type SubnetDnsState } from './resolver-planner.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
@@ -22,6 +23,8 @@ export interface ResolverStepOptions extends DhcpStepOptions {
   /** How often verify-forwarder asks before it gives up (default 3), and the pause between (default 1 s): a fresh forwarder may take a moment. */
   verifyAttempts?: number;
   verifyIntervalMs?: number;
+  /** How long the canary is followed, and how often MAAS is asked (defaults: 40 min, 15 s). */
+  canary?: CanaryRunOptions;
 }
 
 /** The operator's rack.forwarderInstall, run exactly as configured: one quoted argument to `sh -c`, never assembled by the bot. */
@@ -40,6 +43,7 @@ export function resolverStepRunner(site: SiteConfig, adapters: Adapters, options
       if (step.action === STEP.subnet) return setSubnetDns(site, adapters, step, context);
       if (step.action === STEP.dhcp) return settleRackDhcp(site, rack, adapters, step, options);
       if (step.action === STEP.check) return checkResolver(site, adapters);
+      if (step.action === STEP.canary) return runCanary(adapters.maas(site.maas), step, context, options.canary);
       return { outcome: 'refused', detail: `unknown fix-resolver step "${step.action}"` };
     },
   };

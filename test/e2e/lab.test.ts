@@ -31,6 +31,11 @@ describe('npm run lab', () => {
     // Finished repairs read as finished: results and the re-check, not the findings they repaired.
     expect(channel).toMatch(/:white_check_mark: OK · fix-macs site-b\n {2}\*fix-macs site-b done: 12 of 12 steps verified\*/);
     expect(channel).toContain('Re-checked after the run: All 12 machines at site-b match their live MACs.');
+    // MAAS's witnesses of the drift, the client view of the wiped record, the canary after fix-resolver.
+    expect(channel).toMatch(/rack site-b-rack saw 52:54:00:[0-9a-f:]+ on br-pxe as an unknown neighbour, last .* UTC \(\d+m ago\); no PXE event since .* UTC \(3d 0h ago\)/);
+    expect(channel).toMatch(/MAAS record empty, DNS still serving cached\/old answers \(TTL left: \d+ s\)/);
+    expect(channel).toContain('Canary site-b-node10: commissioning started (sb0010)');
+    expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
   }, 90_000);
 
   it('starts a private redis-server when REDIS_URL does not answer', async () => {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { JobContext } from '../../jobs/types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
-import { randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type SimIpRange, type SimRules, type SubnetInput } from '../../src/lab/maas-sim/index.ts';
+import { randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type MaasSimulatorOptions, type SimIpRange, type SimMachine, type SimRules, type SubnetInput } from '../../src/lab/maas-sim/index.ts';
 import { startDnsmasq } from '../../src/lab/rack-sim/index.ts';
 import { generateKeyPair, startSshServer, type CommandHandler, type SshSimServer } from '../../src/lab/ssh-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -42,6 +42,11 @@ export interface ResolverSiteOptions {
   /** rack.subnet; default the CIDR. */
   subnetSelector?: string | number | null;
   rules?: Partial<SimRules>;
+  /** More of the MAAS simulator: machines (a canary) and its clock and timing. */
+  machines?: SimMachine[];
+  maasOptions?: Pick<MaasSimulatorOptions, 'clock' | 'timing'>;
+  /** rack.canary. */
+  canary?: string;
   commandHandler?: CommandHandler;
   slackYaml?: string;
   /** Which MAAS writes the rack's dhcpd.conf (default 3.7); `none`: rack.dhcpdConfig names a file that does not exist. */
@@ -110,8 +115,8 @@ export async function startResolverSite(options: ResolverSiteOptions = {}): Prom
     const release = options.dhcp ?? '3.7';
     const dhcp = release === 'none' ? undefined : { regionIp: REGION_IP, racks: [{ ip: RACK_HOST, subnetIds: [NODE_SUBNET.id], configPath: dhcpdPath }] };
     const version = release === '3.6' ? '3.6.5' : '3.7.3';
-    const world = scenario({ version, subnets, ipranges: options.ipranges ?? [DYNAMIC_RANGE], ...(dhcp ? { dhcp } : {}) });
-    const maas = await startMaasSimulator({ scenario: world, apiKeys: [apiKey], ...(options.rules ? { rules: options.rules } : {}) });
+    const world = scenario({ version, subnets, machines: options.machines ?? [], ipranges: options.ipranges ?? [DYNAMIC_RANGE], ...(dhcp ? { dhcp } : {}) });
+    const maas = await startMaasSimulator({ scenario: world, apiKeys: [apiKey], ...(options.rules ? { rules: options.rules } : {}), ...options.maasOptions });
     closers.push(() => maas.close());
 
     const selector = options.subnetSelector === undefined ? NODE_SUBNET.cidr : options.subnetSelector;
@@ -124,6 +129,7 @@ export async function startResolverSite(options: ResolverSiteOptions = {}): Prom
       ...(install ? [`      forwarderInstall: ${JSON.stringify(install)}`] : []),
       ...(selector === null ? [] : [`      subnet: ${typeof selector === 'number' ? selector : JSON.stringify(selector)}`]),
       `      dhcpdConfig: ${dhcpdPath}`,
+      ...(options.canary ? [`      canary: ${options.canary}`] : []),
     ];
     const yaml = [options.slackYaml ?? '', 'maas:', `  region-a: { url: ${maas.url}, apiKey: env:MAAS_KEY }`, 'sites:', '  site-b:', '    maas: region-a', '    rack:', ...rackLines, ''].join('\n');
     const env = { MAAS_KEY: apiKey, RACK_KEY: client.privateKey };
