@@ -19,9 +19,10 @@ export function alertIdOf(check: string, target: string, kind: AlertKind): strin
 
 /**
  * Evidence that differs between two probes of an unchanged world: dig prints a fresh query id in
- * its status line every time. Comparing it would note "evidence changed" on every scan.
+ * its status line every time; the witnesses' ages and a cached answer's TTL left grow or shrink
+ * with the clock. Comparing them would note "evidence changed" on every scan.
  */
-const VOLATILE_EVIDENCE = /, id: \d+/g;
+const VOLATILE_EVIDENCE = /, id: \d+|"age":"[^"]*"|"ttlLeft":\d+/g;
 
 /** Evidence as canonical JSON (keys sorted at every level), hashed. */
 export function evidenceDigest(evidence: unknown): string {

@@ -17,4 +17,12 @@ describe('alert fingerprints', () => {
     expect(evidenceDigest(line(25405))).toBe(evidenceDigest(line(4815)));
     expect(evidenceDigest(line(1))).not.toBe(evidenceDigest({ ...line(1), status: 'NOERROR' }));
   });
+
+  it("ignore the witnesses' ages and a cached answer's TTL left, which move with the clock; not the sighting itself", () => {
+    const drift = (age: string, rack = 'site-b-rack') => ({ live: '52:54:00:00:00:01', seenByRack: { rack, lastSeen: '2026-07-24T12:58:30.000Z', age }, lastPxeEvent: { created: 'Tue, 21 Jul. 2026 09:12:31', age } });
+    expect(evidenceDigest(drift('3m'))).toBe(evidenceDigest(drift('18m')));
+    expect(evidenceDigest(drift('3m'))).not.toBe(evidenceDigest(drift('3m', 'other-rack')));
+    expect(evidenceDigest({ served: ['10.0.0.1'], ttlLeft: 298 })).toBe(evidenceDigest({ served: ['10.0.0.1'], ttlLeft: 12 }));
+    expect(evidenceDigest({ served: ['10.0.0.1'], ttlLeft: 298 })).not.toBe(evidenceDigest({ served: [], ttlLeft: null }));
+  });
 });
