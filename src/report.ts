@@ -28,6 +28,8 @@ export type FindingCode =
   | 'MAC_DOMAIN_MISSING'
   | 'MAC_HOST_UNREACHABLE'
   | 'MAC_NOT_VIRSH'
+  | 'MAC_WITNESS_UNAVAILABLE'
+  | 'DNS_CLIENT_VIEW'
   | 'PROBE_FAILED'
   | (string & {});
 

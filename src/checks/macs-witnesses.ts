@@ -52,15 +52,16 @@ function witnessed(f: Finding, sightings: Map<string, MaasDiscovery>, events: { 
   const live = normaliseMac(String(f.evidence.live ?? ''));
   if (w.discovery.ok) {
     const seen = live ? sightings.get(live) : undefined;
-    evidence.seenByRack = seen ? sighting(seen, w.now) : null;
+    Object.assign(evidence, sighting(seen ?? null));
     if (seen) notes.push(`rack ${seen.observer.hostname} saw ${live} on ${seen.observer.interface_name} as an unknown neighbour, last ${when(seen.last_seen, w.now)}`);
   }
   if (w.events.ok) {
     const id = String(f.evidence.systemId);
     const boot = events.boots.get(id);
     const pxe = events.pxes.get(id);
-    evidence.lastBootEvent = boot ? eventEvidence(boot, w.now) : null;
-    evidence.lastPxeEvent = pxe ? eventEvidence(pxe, w.now) : null;
+    evidence.lastPxeEvent = pxe ? pxe.created : null;
+    evidence.lastBootEvent = boot ? boot.type : null;
+    evidence.lastBootEventAt = boot ? boot.created : null;
     const where = pageFull ? `among the newest ${w.eventLimit} events` : "in MAAS's event log";
     if (pxe) notes.push(`no PXE event since ${when(pxe.created, w.now)}`);
     else notes.push(boot ? `no PXE event ${where}` : `no PXE or commissioning event ${where}`);
@@ -110,21 +111,10 @@ function sightingsByMac(entries: readonly MaasDiscovery[]): Map<string, MaasDisc
   return out;
 }
 
-function sighting(d: MaasDiscovery, now: Date): Record<string, unknown> {
-  return {
-    rack: d.observer.hostname,
-    rackInterface: d.observer.interface_name,
-    lastSeen: d.last_seen,
-    age: age(Date.parse(d.last_seen), now),
-    ip: d.ip,
-    fabric: d.fabric_name,
-    vid: d.vid,
-    discoveryId: d.discovery_id,
-  };
-}
-
-function eventEvidence(e: MaasEvent, now: Date): Record<string, unknown> {
-  return { type: e.type, description: e.description, created: e.created, age: age(eventTime(e.created), now) };
+/** Plain fields: the rack that saw the live MAC, on which interface, when, with what IP (null: no rack saw it). */
+function sighting(d: MaasDiscovery | null): Record<string, unknown> {
+  if (!d) return { seenByRack: null };
+  return { seenByRack: d.observer.hostname, seenOnInterface: d.observer.interface_name, seenAt: d.last_seen, seenIp: d.ip, discoveryId: d.discovery_id };
 }
 
 /** The newest event of the given types per node; the page is newest first, but the ids decide. */

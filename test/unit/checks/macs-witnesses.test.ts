@@ -48,11 +48,10 @@ describe('MAAS witnesses of MAC drift', () => {
   it('cites the rack that saw the live MAC as an unknown neighbour, with when and on which interface', () => {
     const out = applyWitnesses(findings, 'site-b', witnesses({ discovery: { ok: true, value: [seen('52:54:00:7F:00:01'), seen('52:54:00:99:99:99')] }, events: { ok: true, value: page([event(5, 'aa01', 'Performing PXE boot', 'Tue, 21 Jul. 2026 09:12:31')]) } }));
     const f = out[0]!;
-    expect(f.evidence.seenByRack).toEqual({ rack: 'rack-b', rackInterface: 'br-pxe', lastSeen: '2026-07-24T12:58:30.000Z', age: '1m', ip: '10.20.0.57', fabric: 'fabric-1', vid: 0, discoveryId: 'x' });
+    expect(f.evidence).toMatchObject({ seenByRack: 'rack-b', seenOnInterface: 'br-pxe', seenAt: '2026-07-24T12:58:30.000Z', seenIp: '10.20.0.57', discoveryId: 'x' });
     expect(f.summary).toContain('rack rack-b saw 52:54:00:7f:00:01 on br-pxe as an unknown neighbour, last 2026-07-24 12:58 UTC (1m ago)');
     expect(f.summary).toMatch(/; no PXE event since 2026-07-21 09:12 UTC \(3d 3h ago\)$/);
-    expect(f.evidence.lastPxeEvent).toEqual({ type: 'Performing PXE boot', description: '', created: 'Tue, 21 Jul. 2026 09:12:31', age: '3d 3h' });
-    expect(f.evidence.lastBootEvent).toEqual(f.evidence.lastPxeEvent);
+    expect(f.evidence).toMatchObject({ lastPxeEvent: 'Tue, 21 Jul. 2026 09:12:31', lastBootEvent: 'Performing PXE boot', lastBootEventAt: 'Tue, 21 Jul. 2026 09:12:31' });
     expect(out).toHaveLength(2);
     expect(out[1]).toBe(summaryFinding);
   });
