@@ -75,7 +75,6 @@ async function runInTerminal(ctx: JobContext, data: JobData, def: RepairDefiniti
     journal: memoryJournal(),
     maxSubjects: ctx.config.repair.maxSubjects,
     onSubject: async (subject, rs) => ctx.log.info({ plan: plan.id, subject, outcomes: rs.map((r) => r.outcome) }, progressLine(subject, rs)),
-    onProgress: async (text) => ctx.log.info({ plan: plan.id }, text),
   });
   return planReport(plan, startedAt, [...stepResults, ...plan.refusals], `${resultsVerdict(plan, stepResults)} (applied by ${applier})`);
 }
@@ -215,9 +214,6 @@ async function executeLeased(ctx: JobContext, data: ExecuteJobData, def: RepairD
     onSubject: async (subject, rs) => {
       await thread(progressLine(subject, rs));
       await auditSteps(ctx, plan, stored.decidedBy ?? String(data.approvedBy ?? ''), subject, rs);
-    },
-    onProgress: async (text) => {
-      await thread(text).catch((err: unknown) => ctx.log.warn({ plan: plan.id, err: describeError(err) }, 'progress line not posted'));
     },
   });
   const results = [...stepResults, ...plan.refusals];

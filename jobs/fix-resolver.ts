@@ -2,6 +2,7 @@ import type { SiteConfig } from '../src/config.ts';
 import { requireAdmin } from '../src/maas/api-user.ts';
 import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
 import { configRefusal, planResolverRepair, type ResolverRepairInput } from '../src/repair/resolver-planner.ts';
+import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../src/repair/follow-commissioning.ts';
 import { lookUpCanary } from '../src/repair/resolver-canary.ts';
 import { resolverStepRunner } from '../src/repair/resolver-steps.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
@@ -31,9 +32,17 @@ export const fixResolverRepair: RepairDefinition = {
     await requireAdmin(ctx.adapters.maas(maasRegion), maasRegion, 'fix-resolver');
     return planResolverRepair(await gatherResolverRepair(ctx, site));
   },
-  runner: (ctx, site) => {
+  runner: (ctx, site, progress) => {
     const config = ctx.config.sites[site] as SiteConfig;
-    return adminGuarded(resolverStepRunner(config, ctx.adapters), ctx.adapters.maas(config.maas), config.maas, 'fix-resolver');
+    // The canary is followed as fix-macs follows a re-commissioning: the same bound, poll and clock.
+    const canary = {
+      timeoutMs: ctx.config.repair.commissionTimeoutMs ?? DEFAULT_COMMISSION_TIMEOUT_MS,
+      pollMs: ctx.config.repair.commissionPollMs ?? DEFAULT_COMMISSION_POLL_MS,
+      ...(ctx.clock ? { now: ctx.clock.now, sleep: ctx.clock.sleep } : {}),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(progress ? { progress } : {}),
+    };
+    return adminGuarded(resolverStepRunner(config, ctx.adapters, { canary }), ctx.adapters.maas(config.maas), config.maas, 'fix-resolver');
   },
 };
 

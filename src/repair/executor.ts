@@ -16,8 +16,6 @@ export interface StepContext {
    * unless it is idempotent.
    */
   write: WriteGuard;
-  /** Posts a progress line while a long step runs (in the plan's thread from Slack). */
-  progress?: (text: string) => Promise<void>;
 }
 
 /** Carries out one kind of step: reads first, acts only if needed, reads back. Never throws for MAAS answers. */
@@ -32,8 +30,6 @@ export interface ExecuteOptions {
   maxSubjects: number;
   /** After each subject: for progress in the plan's thread. */
   onSubject?: (subject: string, results: StepResult[]) => Promise<void>;
-  /** Progress lines from inside a long step (a canary's commissioning). */
-  onProgress?: (text: string) => Promise<void>;
   now?: () => number;
   /** This run's lease: checked before every write and every progress post; the journal given must be fenced by it. */
   lease?: PlanLease;
@@ -83,7 +79,7 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
       if (options.route) options.route.current = writer.write;
       let outcome: { outcome: StepOutcome; detail: string };
       try {
-        outcome = await runStep(options.runner, step, { planId: plan.id, resumed: writer.resumed, write: writer.write, ...progressOf(options) });
+        outcome = await runStep(options.runner, step, { planId: plan.id, resumed: writer.resumed, write: writer.write });
       } finally {
         if (options.route) options.route.current = undefined;
       }
@@ -102,18 +98,6 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
     await options.onSubject?.(group.subject, subjectResults);
   }
   return results;
-}
-
-/** Progress lines from inside a step go out only while this run still holds the plan's lease. */
-function progressOf(options: ExecuteOptions): Pick<StepContext, 'progress'> {
-  const post = options.onProgress;
-  if (!post) return {};
-  return {
-    progress: async (text) => {
-      await options.lease?.check();
-      await post(text);
-    },
-  };
 }
 
 async function runStep(runner: StepRunner, step: PlanStep, context: StepContext): Promise<{ outcome: StepOutcome; detail: string }> {

@@ -59,7 +59,10 @@ function refusalOf(machine: MaasMachine): string | null {
   return null;
 }
 
-export type CanaryRunOptions = Pick<FollowOptions, 'timeoutMs' | 'pollMs' | 'now' | 'sleep'>;
+export type CanaryRunOptions = Pick<FollowOptions, 'timeoutMs' | 'pollMs' | 'now' | 'sleep' | 'signal'> & {
+  /** A line for the plan's thread (or the log) while the canary commissions. */
+  progress?: (text: string) => Promise<void>;
+};
 
 /** The executor's step: commission once (never twice for one plan), follow, report. */
 export async function runCanary(maas: MaasClient, step: PlanStep, context: StepContext, options: CanaryRunOptions = {}): Promise<{ outcome: 'verified' | 'failed' | 'refused'; detail: string }> {
@@ -68,7 +71,7 @@ export async function runCanary(maas: MaasClient, step: PlanStep, context: StepC
   if (typeof systemId !== 'string') return { outcome: 'refused', detail: 'the step names no machine' };
   const before = await maas.getMachine(systemId);
   if (before.hostname !== hostname) return { outcome: 'refused', detail: `${systemId} is now ${before.hostname}, planned as ${hostname}: not commissioned` };
-  const progress = (text: string) => context.progress?.(`Canary ${text}`) ?? Promise.resolve();
+  const progress = (text: string) => options.progress?.(`Canary ${text}`) ?? Promise.resolve();
   const alreadyRunning = context.resumed && RUNNING.has(before.status);
   if (context.resumed && !alreadyRunning) {
     // The journal says commissioning was asked for before a restart: report where it ended, never commission again.
@@ -90,7 +93,8 @@ export async function runCanary(maas: MaasClient, step: PlanStep, context: StepC
     }
     await progress(`${hostname}: commissioning started (${systemId})`);
   }
-  const result = await followCommissioning(maas, systemId, { ...options, onProgress: (p) => progress(p.text) });
+  const { progress: _line, ...follow } = options;
+  const result = await followCommissioning(maas, systemId, { ...follow, onProgress: (p) => progress(p.text) });
   const minutes = `${Math.max(1, Math.round(result.elapsedMs / 60_000))} min`;
   if (result.outcome === 'ready') {
     return { outcome: 'verified', detail: `canary ${hostname} commissioned: Ready within ${minutes}; a new boot got DHCP and reached MAAS through the changed resolver` };

@@ -59,7 +59,7 @@ const view = (r: Report): Finding | undefined => r.findings.find((f) => f.code =
 describe('dns-check: what clients get for the API name', () => {
   it('MAAS record empty, the rack resolver still serves the old answer: TTL left, asked with dig on the rack in one SSH session', async () => {
     const { report, rack } = await check({ via: 'rack', ttl: 300 });
-    expect(report.verdict).toBe('API record WIPED, empty-set hash cached: the controller will not self-recover');
+    expect(report.verdict).toMatch(/^API record WIPED, empty-set hash cached/);
     const f = view(report)!;
     expect(f.severity).toBe('warning');
     expect(f.summary).toMatch(/^MAAS record empty, DNS still serving cached\/old answers \(TTL left: (29\d|300) s\): /);
@@ -84,7 +84,7 @@ describe('dns-check: what clients get for the API name', () => {
 
   it('a resolver that never answers (dig times out): one line, the verdict still stands on MAAS\'s record', async () => {
     const { report } = await check({ via: 'rack', ttl: 300, mode: 'silent' });
-    expect(report.verdict).toBe('API record WIPED, empty-set hash cached: the controller will not self-recover');
+    expect(report.verdict).toMatch(/^API record WIPED, empty-set hash cached/);
     expect(report.status).toBe('critical');
     const f = view(report)!;
     expect(f.severity).toBe('info');
