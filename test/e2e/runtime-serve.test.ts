@@ -52,7 +52,10 @@ describe('serve: a slash command comes back as a report in the channel', () => {
     expect(message.text).toMatch(/^CRITICAL: 9 of 12 machines at site-b have drifted MACs/);
     const [whoami, reads] = [world.maas.calls.filter((c) => c.op === 'whoami'), world.maas.calls.filter((c) => c.op !== 'whoami')];
     expect(whoami.length).toBeLessThanOrEqual(1);
-    expect(reads.map((c) => `${c.method} ${c.path}${c.op ? `?op=${c.op}` : ''}`)).toEqual(['GET /MAAS/api/2.0/machines/', 'GET /MAAS/api/2.0/machines/?op=power_parameters']);
+    // The verdict's two reads, then (machines drifted) MAAS's two witnesses: discovery and one events page.
+    expect(reads.map((c) => `${c.method} ${c.path}${c.op ? `?op=${c.op}` : ''}`).sort()).toEqual(
+      ['GET /MAAS/api/2.0/machines/', 'GET /MAAS/api/2.0/machines/?op=power_parameters', 'GET /MAAS/api/2.0/discovery/?op=by_unknown_mac', 'GET /MAAS/api/2.0/events/?op=query'].sort(),
+    );
     const siteB = world.vmHosts.filter((h) => h.ssh.host.startsWith('127.0.20.'));
     expect(siteB.map((h) => h.ssh.commands.length - (before[world.vmHosts.indexOf(h)] ?? 0))).toEqual([1, 1]);
   });

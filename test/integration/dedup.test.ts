@@ -107,10 +107,10 @@ describe('dedup: identical checks run once and every requester gets the result',
     const results = resultsAfter(seq);
     expect(results.map((m) => m.channel).sort()).toEqual([LAB_CHANNELS.ops, OPS2].sort());
     for (const m of results) expect(m.text).toMatch(/^CRITICAL: 9 of 12 machines at site-b have drifted MACs/);
-    // One run: whoami (at most once, it is kept per region), machines and power parameters.
+    // One run: whoami (at most once, it is kept per region), machines and power parameters, and the drift's two witnesses.
     expect(world.maas.calls.filter((c) => c.op === 'whoami').length).toBeLessThanOrEqual(1);
     expect(world.maas.calls.filter((c) => c.op !== 'whoami').map((c) => `${c.method} ${c.path}${c.op ? `?op=${c.op}` : ''}`).sort()).toEqual(
-      ['GET /MAAS/api/2.0/machines/', 'GET /MAAS/api/2.0/machines/?op=power_parameters'].sort(),
+      ['GET /MAAS/api/2.0/machines/', 'GET /MAAS/api/2.0/machines/?op=power_parameters', 'GET /MAAS/api/2.0/discovery/?op=by_unknown_mac', 'GET /MAAS/api/2.0/events/?op=query'].sort(),
     );
     const siteB = world.vmHosts.filter((h) => h.ssh.host.startsWith('127.0.20.'));
     expect(siteB.map((h) => h.ssh.commands.length - (sshBefore[world.vmHosts.indexOf(h)] ?? 0))).toEqual([1, 1]);
