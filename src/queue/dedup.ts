@@ -12,6 +12,8 @@ import type { ReplyTarget } from '../notifier.ts';
  * Keys (all under the BullMQ prefix):
  *   <prefix>:dedup:open:<job>:<target>  HASH id, at (opened, ms), by (user), started (ms); expires with the window
  *   <prefix>:dedup:waiters:<id>         LIST of reply targets (JSON); lives until the job posts
+ *   <prefix>:dedup:req:<request id>     STRING: the group a request went to (10 min), so that a request
+ *                                       resent or retried across a lost connection joins one group once
  * Joining and closing are single Lua scripts, so a requester either joins before the close (and
  * is posted to) or after it (and opens a new group): none is lost between the two.
  */
@@ -24,6 +26,9 @@ export const DEFAULT_DEDUP_WINDOW_MS = 60_000;
 
 /** Waiters of a group whose job never ends (lost Redis data, a job removed by hand) expire after this. */
 const WAITERS_TTL_MS = 24 * 3600 * 1000;
+
+/** A request's marker outlives any resend or retry of it (seconds) and a late take-back (a minute). */
+const REQUEST_TTL_MS = 10 * 60 * 1000;
 
 /** The job data field that names a job's group. */
 export const DEDUP_GROUP_FIELD = 'dedupGroup';
@@ -52,17 +57,27 @@ export interface CheckDedupOptions {
 
 export type JoinResult = { opened: true } | { opened: false; joined: JoinedCheck };
 
-// KEYS[1] open key. ARGV: new id, reply json, now, requester, window ms, waiters ttl ms, waiters key prefix.
+// KEYS[1] open key, KEYS[2] this request's marker. ARGV: new id, reply json, now, requester, window ms,
+// waiters ttl ms, waiters key prefix, marker ttl ms. The marker names the group the request went to:
+// the same request run again (resent after a lost connection, or retried) lands there again, never twice.
 const JOIN_OR_OPEN = `
+local seen = redis.call('GET', KEYS[2])
+if seen then
+  if seen == ARGV[1] then return false end
+  if redis.call('HGET', KEYS[1], 'id') == seen then return redis.call('HGETALL', KEYS[1]) end
+  return {'id', seen, 'at', '0'}
+end
 local id = redis.call('HGET', KEYS[1], 'id')
 if id then
   redis.call('RPUSH', ARGV[7] .. id, ARGV[2])
+  redis.call('SET', KEYS[2], id, 'PX', ARGV[8])
   return redis.call('HGETALL', KEYS[1])
 end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'at', ARGV[3], 'by', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('RPUSH', ARGV[7] .. ARGV[1], ARGV[2])
 redis.call('PEXPIRE', ARGV[7] .. ARGV[1], ARGV[6])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[8])
 return false
 `;
 
@@ -91,7 +106,7 @@ export class CheckDedup {
 
   /** Joins the open group of (job, target), or opens one under `newId`; either way `reply` will be posted to. */
   async joinOrOpen(jobName: string, target: string, newId: string, reply: ReplyTarget | undefined, requestedBy: string | undefined): Promise<JoinResult> {
-    const answer = (await runScript(this.redis, JOIN_OR_OPEN, [this.openKey(jobName, target)], [
+    const answer = (await runScript(this.redis, JOIN_OR_OPEN, [this.openKey(jobName, target), this.requestKey(newId)], [
       newId,
       JSON.stringify(reply ?? null),
       String(Date.now()),
@@ -99,6 +114,7 @@ export class CheckDedup {
       String(this.windowMs),
       String(WAITERS_TTL_MS),
       this.waitersPrefix(),
+      String(REQUEST_TTL_MS),
     ])) as string[] | null;
     if (!answer) return { opened: true };
     return { opened: false, joined: joinedFrom(answer) };
@@ -127,6 +143,15 @@ export class CheckDedup {
 
   openKey(jobName: string, target: string): string {
     return `${this.prefix}:dedup:open:${jobName}:${target}`;
+  }
+
+  async forgetRequest(requestId: string): Promise<void> {
+    await this.redis.del(this.requestKey(requestId));
+  }
+
+  /** Which group one request went to, so that running it again cannot put it in two. */
+  requestKey(requestId: string): string {
+    return `${this.prefix}:dedup:req:${requestId}`;
   }
 
   waitersKey(id: string): string {

@@ -10,6 +10,11 @@ import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export type { JoinedCheck, Submitted } from './dedup.ts';
 
+/** One try at queuing a request; set abandoned when the answer no longer waits for it. */
+interface Attempt {
+  abandoned: boolean;
+}
+
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 1_000 },
@@ -87,21 +92,27 @@ export class JobQueues {
     const id = options.jobId ?? executionJobId(data) ?? randomUUID();
     const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS, jobId: id };
     if (options.attempts) opts.attempts = options.attempts;
-    if (!dedup) return this.#answered(async () => ({ id: (await this.#add(jobName, data, opts)).id ?? id }));
-    return this.#answered(
-      () => this.#joinOrAdd(jobName, data, opts, id),
-      () => this.#dedup.abandon(jobName, data.target, id),
-    );
+    // Told "failing over" after all: a copy that still reaches Redis must neither run nor post.
+    const revoke = async () => {
+      if (dedup) await this.#dedup.abandon(jobName, data.target, id);
+      await this.queue(jobName).remove(id);
+    };
+    if (!dedup) return this.#answered(async () => ({ id: (await this.#add(jobName, data, opts)).id ?? id }), revoke);
+    const submitted = await this.#answered((attempt) => this.#joinOrAdd(jobName, data, opts, id, attempt), revoke);
+    // Every resend of this request reached Redis before the attempt that answered: its marker has done its work.
+    await this.#dedup.forgetRequest(id).catch(() => undefined);
+    return submitted;
   }
 
   deduplicates(jobName: string, options: EnqueueOptions = {}): boolean {
     return this.#dedupJobs.has(jobName) && options.dedup !== false && !options.jobId;
   }
 
-  async #joinOrAdd(jobName: string, data: JobData, opts: JobsOptions, id: string): Promise<Submitted> {
+  async #joinOrAdd(jobName: string, data: JobData, opts: JobsOptions, id: string, attempt: Attempt): Promise<Submitted> {
     const result = await this.#dedup.joinOrOpen(jobName, data.target, id, data.reply, data.requestedBy);
-    // Our own group: a first attempt opened it before its connection was lost.
-    if (!result.opened && result.joined.id !== id) return { id: result.joined.id, joined: result.joined };
+    if (!result.opened) return { id: result.joined.id, joined: result.joined };
+    // An attempt given up on (its connection was lost) must not go on adding in the background.
+    if (attempt.abandoned) throw new Error('Connection is closed (attempt abandoned)');
     try {
       await this.#add(jobName, { ...data, [DEDUP_GROUP_FIELD]: id }, opts);
     } catch (err) {
@@ -117,24 +128,29 @@ export class JobQueues {
    * fate is unknown, so wait for the (new) primary and add it again under the same id (BullMQ
    * adds an id once); only then, and once a replica holds it, is the user told it is queued.
    */
-  async #answered<T>(attempt: () => Promise<T>, giveUp?: () => Promise<void>): Promise<T> {
+  async #answered<T>(run: (attempt: Attempt) => Promise<T>, giveUp?: () => Promise<void>): Promise<T> {
     const deadline = Date.now() + this.#recoveryMs;
     for (let tries = 1; ; tries++) {
       if (this.connection.status !== 'ready') {
         // Nothing sent yet: a connection being made may take a moment; a primary that is gone will not come back in one.
         if (tries === 1 && !(await waitUntilReady(this.connection, CONNECT_GRACE_MS))) throw this.#notConnected();
         if (!(await waitUntilReady(this.connection, deadline - Date.now()))) {
-          if (giveUp) void waitUntilReady(this.connection, 60_000).then((ok) => (ok ? giveUp() : undefined)).catch(() => undefined);
+          if (giveUp) void revokeWhenBack(this.connection, giveUp);
           throw this.#notConnected();
         }
       }
+      const attempt: Attempt = { abandoned: false };
       try {
-        const result = await queueAnswer(attempt(), this.timeoutMs);
+        const result = await queueAnswer(run(attempt), this.timeoutMs);
         await this.#replicated();
         return result;
       } catch (err) {
+        attempt.abandoned = true;
         const lost = isConnectionLoss((err as { cause?: unknown }).cause ?? err, this.connection);
-        if (!lost || tries >= 5 || Date.now() >= deadline) throw lost ? this.#notConnected() : err;
+        if (lost && tries < 5 && Date.now() < deadline) continue;
+        // Sent, and the answer is "no": whatever part of it still lands must not run.
+        if (giveUp) void revokeWhenBack(this.connection, giveUp);
+        throw lost ? this.#notConnected() : err;
       }
     }
   }
@@ -224,6 +240,16 @@ function isConnectionLoss(err: unknown, connection: Redis): boolean {
   if (connection.status !== 'ready') return true;
   const message = err instanceof Error ? err.message : String(err);
   return /Connection is closed|Stream isn't writeable|MaxRetriesPerRequest|ECONNRESET|ECONNREFUSED|EPIPE|READONLY/.test(message);
+}
+
+/**
+ * Once the connection is back: ioredis resends the commands that were on the wire when it broke
+ * right after 'ready', in the same tick; what runs a tick later reaches Redis after them.
+ */
+async function revokeWhenBack(connection: Redis, revoke: () => Promise<void>): Promise<void> {
+  if (!(await waitUntilReady(connection, 60_000))) return;
+  await new Promise((r) => setImmediate(r));
+  await revoke().catch(() => undefined);
 }
 
 /** Resolves true once the connection is ready, false after `ms`. */
