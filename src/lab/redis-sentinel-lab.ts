@@ -18,6 +18,8 @@ export interface RedisProcess {
   child: ChildProcess;
   /** SIGKILL: no goodbye to the replicas or the sentinels, as when a machine dies. */
   kill(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing is answered (kill() still works). */
+  freeze(): void;
 }
 
 export interface SentinelLab {
@@ -62,6 +64,8 @@ export async function startSentinelLab(options: SentinelLabOptions): Promise<Sen
         'save ""',
         'appendonly no',
         'maxmemory-policy noeviction',
+        // Sync a new replica at once (the default waits 5 s for more replicas to share the transfer).
+        'repl-diskless-sync-delay 0',
         `requirepass ${adminPassword}`,
         `masterauth ${adminPassword}`,
         botAclLine(user, userPassword, options.prefix),
@@ -99,7 +103,8 @@ export async function startSentinelLab(options: SentinelLabOptions): Promise<Sen
       admins.push(client);
       return client;
     };
-    await waitFor(async () => (await admin(replicaPort).info('replication')).includes('master_link_status:up'), 'the replica to sync');
+    const replicaAdmin = admin(replicaPort);
+    await waitFor(async () => (await replicaAdmin.info('replication')).includes('master_link_status:up'), 'the replica to sync');
     for (const s of sentinels) {
       const client = admin(s.port);
       await waitFor(async () => {
@@ -142,7 +147,8 @@ export async function startSentinelLab(options: SentinelLabOptions): Promise<Sen
           const entries = (await client.call('ACL', 'LOG')) as unknown[][];
           return entries.map((e) => {
             const f = flat(e.map(String));
-            return `${f.reason} ${f.object} (user ${f.username})`;
+            const client = (f['client-info'] ?? '').split(' ').filter((kv) => /^(name|cmd|addr)=/.test(kv)).join(' ');
+            return `${f.reason} ${f.object} (user ${f.username}; ${client})`;
           });
         } finally {
           client.disconnect();
@@ -169,6 +175,7 @@ async function startProcess(dir: string, port: number, conf: string, args: strin
   const proc: RedisProcess = {
     port,
     child,
+    freeze: () => void child.kill('SIGSTOP'),
     kill: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

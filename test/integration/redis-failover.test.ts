@@ -1,11 +1,14 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config.ts';
-import { startLabWorld, LAB_CHANNELS, LAB_USERS, type LabWorld } from '../../src/lab/lab-world.ts';
-import { startSentinelLab, type SentinelLab } from '../../src/lab/redis-sentinel-lab.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { LAB_CHANNELS, LAB_USERS } from '../../src/lab/lab-world.ts';
+import { startSentinelBot, type SentinelBot } from '../../src/lab/sentinel-bot.ts';
 import { createLogger } from '../../src/log.ts';
-import { startRuntime, type Runtime } from '../../src/main.ts';
+import type { EmulatedMessage } from '../../src/lab/slack-emulator/index.ts';
+import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
+import { JobQueues } from '../../src/queue/job-queues.ts';
+import { createRedis } from '../../src/queue/redis-connection.ts';
+import { redisSettingsFrom } from '../../src/queue/redis-settings.ts';
+import { createRedactor } from '../../src/redact.ts';
 import { freshPrefix, waitUntil } from '../helpers/redis.ts';
 
 const FAILING_OVER = 'the job queue is failing over to a new Redis primary, so nothing was queued';
@@ -16,40 +19,26 @@ const FAILING_OVER = 'the job queue is failing over to a new Redis primary, so n
  * The primary is killed with SIGKILL in the middle of the traffic.
  */
 describe('Redis Sentinel failover under load', () => {
-  let lab: SentinelLab | undefined;
-  let world: LabWorld | undefined;
-  let emulator: SlackEmulator | undefined;
-  let runtime: Runtime | undefined;
+  let bot: SentinelBot | undefined;
   const logLines: string[] = [];
 
   afterEach(async () => {
-    await runtime?.close();
-    await world?.close();
-    await emulator?.close();
-    await lab?.close();
-    runtime = undefined;
-    world = undefined;
-    emulator = undefined;
-    lab = undefined;
+    await bot?.close();
+    bot = undefined;
     logLines.length = 0;
   }, 60_000);
 
   async function startServe(prefix: string, extraConfig = '') {
-    lab = await startSentinelLab({ prefix, downAfterMs: 1000 });
-    emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
-    world = await startLabWorld();
-    const loaded = parseConfigText(world.configText + extraConfig, { path: world.configPath, env: world.env });
-    const env = { ...world.env, ...lab.env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, SLACK_MODE: 'http', PORT: '0' };
     // No redaction on this logger: what the code hands it must already be free of secrets.
     const log = createLogger({ level: 'info', destination: new Writable({ write: (chunk, _e, done) => (logLines.push(String(chunk)), done()) }) });
-    runtime = await startRuntime({ role: 'serve', loaded, env, prefix, host: '127.0.0.1', log });
-    return { lab, emulator, world, runtime, url: `http://127.0.0.1:${runtime.port}` };
+    bot = await startSentinelBot({ prefix, log, extraConfig, downAfterMs: 1000 });
+    return bot;
   }
 
   it('a burst of 200 checks across the primary\'s death: each is answered once, a result or "failing over"; /readyz goes 503 and back', async () => {
     const prefix = freshPrefix('failover');
     const { lab, emulator, runtime, url } = await startServe(prefix);
-    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, 10_000, 50);
 
     type Outcome = { i: number; queued?: string; refused?: string };
     const outcomes: Promise<Outcome>[] = [];
@@ -152,4 +141,83 @@ describe('Redis Sentinel failover under load', () => {
     expect(before.filter((t) => /prod/.test(t ?? ''))).toHaveLength(1);
     expect(await lab.aclDenials(lab.replica.port)).toEqual([]);
   }, 90_000);
+
+  it('an approved repair cut by the primary\'s death: each write made once, one summary, the job completed on the new primary', async () => {
+    const prefix = freshPrefix('failover-repair');
+    const { lab, world, emulator, runtime, url } = await startServe(prefix);
+    const ops = LAB_CHANNELS.ops;
+    const kube = world.kube.prod!;
+    const writes = () => [...world.maas.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path}`), ...kube.calls.filter((c) => c.method === 'PATCH').map((c) => `PATCH ${c.path}`)];
+    const isPlan = (m: EmulatedMessage) => m.via === 'chat.postMessage' && !m.threadTs && /plan `[0-9a-f]{16}`/.test(JSON.stringify(m.blocks));
+    await emulator.sendSlashCommand({ appUrl: url, text: 'fix-dns prod', user: LAB_USERS.operator, channel: ops });
+    const plan = await emulator.waitFor((e) => e.channelMessages(ops).find(isPlan), { timeoutMs: 20_000, description: 'the fix-dns plan' });
+    const planId = /plan `([0-9a-f]{16})`/.exec(JSON.stringify(plan.blocks))?.[1] ?? '';
+
+    // The MAAS write takes 1.5 s; the primary dies while it is on its way.
+    world.maas.setLatency(1_500);
+    await emulator.clickButton({ appUrl: url, actionId: APPROVE_ACTION, user: LAB_USERS.approver, channel: ops, messageTs: plan.ts, value: planId });
+    await waitUntil(() => world.maas.calls.some((c) => c.method !== 'GET'), 20_000, 10);
+    await lab.primary.kill();
+    world.maas.setLatency(0);
+
+    const inThread = () => emulator.channelMessages(ops).filter((m) => m.threadTs === plan.ts).map((m) => m.text);
+    await waitUntil(() => inThread().some((t) => /fix-dns prod done/.test(t)), 45_000, 100);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(writes()).toHaveLength(2);
+    expect(writes()[0]).toMatch(/^PUT .*dnsresources/);
+    expect(writes()[1]).toMatch(/^PATCH /);
+    expect(inThread().filter((t) => /fix-dns prod done: 2 of 2 steps verified/.test(t))).toHaveLength(1);
+    // Nothing is left for BullMQ to find stalled and run again: the one job is completed on the new primary.
+    const queue = runtime.queues.queue('fix-dns');
+    expect(await queue.getJobCounts('active', 'wait', 'delayed', 'failed')).toEqual({ active: 0, wait: 0, delayed: 0, failed: 0 });
+    const runs = (await queue.getJobs(['completed'])).filter((j) => (j.data as { phase?: string }).phase === 'execute');
+    expect(runs.map((j) => j.data.planId)).toEqual([planId]);
+    expect(await lab.currentPrimaryPort()).toBe(lab.replica.port);
+    expect(await lab.aclDenials(lab.replica.port)).toEqual([]);
+  }, 90_000);
+
+  it('a check on its way when the primary dies is queued once on the new primary, under the id it was sent with', async () => {
+    const prefix = freshPrefix('failover-inflight');
+    const { lab, emulator, runtime, url } = await startServe(prefix);
+    await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, 10_000, 50);
+    const threadTs = '1700000001.000001';
+    // The primary stops answering with the request on the wire, then dies: did it take the job? The bot cannot know.
+    lab.primary.freeze();
+    const submitted = runtime.queues.submit('dns-check', { target: 'prod', requestedBy: LAB_USERS.operator, reply: { channel: LAB_CHANNELS.ops, user: LAB_USERS.operator, threadTs } });
+    await new Promise((r) => setTimeout(r, 300));
+    await lab.primary.kill();
+    const { id } = await submitted;
+    const posts = () => emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.via === 'chat.postMessage' && m.threadTs === threadTs);
+    await waitUntil(() => posts().length >= 1, 30_000, 100);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(posts()).toHaveLength(1);
+    expect(posts()[0]?.text).toMatch(/^CRITICAL: API record WIPED/);
+    const queue = runtime.queues.queue('dns-check');
+    expect((await queue.getJobs(['completed'])).map((j) => j.id)).toEqual([id]);
+  }, 90_000);
+
+  it('one that waited longer than its budget for the new primary is told "failing over", and gets nothing else', async () => {
+    const prefix = freshPrefix('failover-budget');
+    const { lab, emulator } = await startServe(prefix);
+    const producer = createRedis(redisSettingsFrom(lab.env).settings, 'producer');
+    producer.on('error', () => undefined);
+    const impatient = new JobQueues(producer, createRedactor([]), prefix, 2_000, { failover: true, recoveryMs: 1_000 });
+    try {
+      await waitUntil(() => producer.status === 'ready', 10_000);
+      const threadTs = '1700000002.000001';
+      lab.primary.freeze();
+      const submitted = impatient.submit('dns-check', { target: 'prod', requestedBy: LAB_USERS.operator, reply: { channel: LAB_CHANNELS.ops, user: LAB_USERS.operator, threadTs } });
+      await new Promise((r) => setTimeout(r, 300));
+      await lab.primary.kill();
+      await expect(submitted).rejects.toThrow(FAILING_OVER);
+      await waitUntil(() => producer.status === 'ready', 30_000, 100);
+      // Time for a resent copy to land and for a worker to run it, were it there.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.threadTs === threadTs)).toEqual([]);
+    } finally {
+      await impatient.close();
+      producer.disconnect();
+    }
+  }, 90_000);
 });
+
