@@ -57,10 +57,11 @@ return token
 `;
 
 // KEYS[1] lease, KEYS[2] hash to write (optional), KEYS[3] job lock (optional);
-// ARGV token, ttlMs, field ('' for none), value, lock token
+// ARGV token, ttlMs, field ('' for none), value, lock token. An absent key is passed as the lease
+// key itself, never as '': an ACL user limited to the prefix's keys may not name the key ''.
 const CHECK = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if KEYS[3] and KEYS[3] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then return -1 end
+if KEYS[3] ~= KEYS[1] and redis.call('GET', KEYS[3]) ~= ARGV[5] then return -1 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], ARGV[3], ARGV[4]) end
 return 1
@@ -115,7 +116,7 @@ export async function acquirePlanLease(redis: Redis, options: LeaseOptions): Pro
     if (lost) fail(lost);
     if (now() - confirmedAt > ttlMs) fail(`not renewed for over ${ttlMs} ms`);
     const sentAt = now();
-    const answer = Number(await redis.eval(CHECK, 3, leaseKey, hashKey, jobLock?.key ?? '', token, ttlMs, field, value, jobLock?.token ?? ''));
+    const answer = Number(await redis.eval(CHECK, 3, leaseKey, hashKey || leaseKey, jobLock?.key ?? leaseKey, token, ttlMs, field, value, jobLock?.token ?? ''));
     if (answer === 0) fail('the lease lapsed or another run took it');
     if (answer === -1) fail('the job lock lapsed or another run took it');
     // Extended when Redis ran the script, which was after we sent it.
