@@ -9,6 +9,7 @@ import { JobQueues } from '../../src/queue/job-queues.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { redisSettingsFrom } from '../../src/queue/redis-settings.ts';
 import { createRedactor } from '../../src/redact.ts';
+import { createPlanStore } from '../../src/repair/plan-store.ts';
 import { freshPrefix, waitUntil } from '../helpers/redis.ts';
 
 const FAILING_OVER = 'the job queue is failing over to a new Redis primary, so nothing was queued';
@@ -153,10 +154,10 @@ describe('Redis Sentinel failover under load', () => {
     const plan = await emulator.waitFor((e) => e.channelMessages(ops).find(isPlan), { timeoutMs: 20_000, description: 'the fix-dns plan' });
     const planId = /plan `([0-9a-f]{16})`/.exec(JSON.stringify(plan.blocks))?.[1] ?? '';
 
-    // The MAAS write takes 1.5 s; the primary dies while it is on its way.
-    world.maas.setLatency(1_500);
+    // Every MAAS answer takes 0.8 s; the primary dies while the write is on its way.
+    world.maas.setLatency(800);
     await emulator.clickButton({ appUrl: url, actionId: APPROVE_ACTION, user: LAB_USERS.approver, channel: ops, messageTs: plan.ts, value: planId });
-    await waitUntil(() => world.maas.calls.some((c) => c.method !== 'GET'), 20_000, 10);
+    await waitUntil(() => world.maas.calls.some((c) => c.method !== 'GET'), 40_000, 10);
     await lab.primary.kill();
     world.maas.setLatency(0);
 
@@ -172,6 +173,19 @@ describe('Redis Sentinel failover under load', () => {
     expect(await queue.getJobCounts('active', 'wait', 'delayed', 'failed')).toEqual({ active: 0, wait: 0, delayed: 0, failed: 0 });
     const runs = (await queue.getJobs(['completed'])).filter((j) => (j.data as { phase?: string }).phase === 'execute');
     expect(runs.map((j) => j.data.planId)).toEqual([planId]);
+    // The fencing held across the failover: one run (one token) sent each write once, and each was answered.
+    const reader = createRedis(redisSettingsFrom(lab.env).settings, 'producer');
+    reader.on('error', () => undefined);
+    try {
+      const journal = createPlanStore(reader, { prefix }).journal(planId);
+      const steps = [await journal.get(0), await journal.get(1)];
+      expect(steps.map((e) => e?.state)).toEqual(['done', 'done']);
+      const sent = steps.flatMap((e) => e?.writes ?? []);
+      expect(sent.map((w) => w.state)).toEqual(['answered', 'answered']);
+      expect(new Set(sent.map((w) => w.run)).size).toBe(1);
+    } finally {
+      reader.disconnect();
+    }
     expect(await lab.currentPrimaryPort()).toBe(lab.replica.port);
     expect(await lab.aclDenials(lab.replica.port)).toEqual([]);
   }, 90_000);
