@@ -3,6 +3,7 @@ import type { Adapters } from '../adapters.ts';
 import type { RackConfig, SiteConfig } from '../config.ts';
 import { readRackDhcp, type DhcpObservation } from '../dhcp/rack-dhcpd.ts';
 import { describeError } from '../errors.ts';
+import { versionAtLeast } from '../maas/maas-version.ts';
 import type { IpRange } from '../maas/types.ts';
 import type { PlanStep, StepOutcome } from '../report.ts';
 import { rackTarget } from '../ssh/targets.ts';
@@ -48,7 +49,8 @@ function manualStep(cidr: string, range: IpRange | undefined, path: string): str
  * from 3.7 nothing does (models/signals/subnet.py watches vlan_id only). What does is saving an IP
  * range of the subnet: IPRange.save starts configure-dhcp whenever the VLAN has DHCP on, changed or
  * not (models/iprange.py), which rewrites the file and restarts dhcpd (maastemporalworker/workflow/dhcp.py,
- * full_reload for ip_range_ids). So: read; if stale, re-save the subnet's range unchanged; read again.
+ * full_reload for ip_range_ids). So: read; before 3.7 wait (bounded) for MAAS's own rewrite; if still
+ * stale, re-save the subnet's range unchanged; read again.
  */
 export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapters: Adapters, step: PlanStep, options: DhcpStepOptions = {}): Promise<Outcome> {
   const p = step.params ?? {};
@@ -66,6 +68,13 @@ export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapter
       return { outcome: 'verified', detail: `${first.path} on ${session.host} hands nodes on ${cidr} option 6: ${shown(first.servers)} (MAAS rewrote it after the subnet edit)` };
     }
     const maas = adapters.maas(site.maas);
+    const version = await maas.version().then((v) => v.version, () => undefined);
+    if (version !== undefined && !versionAtLeast(version, 3, 7)) {
+      const settled = await readUntil(session, rack, site.name, cidr, expect, waitMs, pollMs);
+      if (settled.outcome === 'read' && settled.servers.join(' ') === expect.join(' ')) {
+        return { outcome: 'verified', detail: `${settled.path} on ${session.host} hands nodes on ${cidr} option 6: ${shown(settled.servers)} (MAAS ${version} rewrote it after the subnet edit)` };
+      }
+    }
     let range: IpRange | undefined;
     try {
       const ranges = (await maas.listIpRanges()).filter((r) => subnetIdOf(r) === subnetId);

@@ -138,7 +138,7 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
       action: STEP.dhcp,
       detail:
         `read \`option domain-name-servers\` for ${subnet.cidr} in ${dhcp.path} on the rack (now ${dhcp.servers.join(', ') || '(none)'}); it must be ${to.dns_servers.join(', ')}. ` +
-        `If it is not (MAAS 3.7+ does not rewrite dhcpd.conf after a subnet edit; up to 3.6 it does), re-save one of the subnet's IP ranges unchanged (PUT ipranges/<id>/ with its own comment): ` +
+        `If it is not: before MAAS 3.7 wait for MAAS's own rewrite (a subnet edit triggers one); from 3.7 (GET version/), which does not rewrite it after a subnet edit, re-save one of the subnet's IP ranges unchanged (PUT ipranges/<id>/ with its own comment): ` +
         `MAAS then rewrites dhcpd.conf and restarts dhcpd on the racks of that VLAN; read again, up to 60 s`,
       params: { site, subnetId: subnet.id, cidr: subnet.cidr, expect: [...to.dns_servers] },
     });

@@ -50,6 +50,15 @@ describe('DHCP option 6 on the rack: read from dhcpd.conf, and rewritten by MAAS
     expect(s.writes().map((c) => c.path)).toEqual(['/MAAS/api/2.0/subnets/20/']);
   });
 
+  it('MAAS 3.6 whose rack rewrites dhcpd.conf a moment after the subnet edit: check-dhcp reads GET version/, waits for it, and re-saves nothing', async () => {
+    const s = await site({ dhcp: '3.6', dhcpTriggerDelayMs: 1_500 });
+    const [applied] = await apply(s);
+    expect(outcomes(applied)).toEqual(['verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp verified', 'check-resolver verified']);
+    expect(applied?.results?.[2]?.detail).toBe(`${s.dhcpdPath} on 127.0.0.1 hands nodes on 10.20.0.0/24 option 6: 127.0.0.1 (MAAS 3.6.5 rewrote it after the subnet edit)`);
+    expect(s.maas.calls.filter((c) => c.path === '/MAAS/api/2.0/version/')).toHaveLength(1);
+    expect(s.writes().map((c) => c.path)).toEqual(['/MAAS/api/2.0/subnets/20/']);
+  });
+
   it('MAAS 3.7 with no IP range to re-save: check-dhcp stops with the manual step, and resolver-check measures the stale option 6 with its cause', async () => {
     const s = await site({ ipranges: [] });
     const [applied] = await apply(s);

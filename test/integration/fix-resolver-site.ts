@@ -51,6 +51,8 @@ export interface ResolverSiteOptions {
   slackYaml?: string;
   /** Which MAAS writes the rack's dhcpd.conf (default 3.7); `none`: rack.dhcpdConfig names a file that does not exist. */
   dhcp?: '3.6' | '3.7' | 'none';
+  /** 3.6: how long the rack takes to apply the trigger's rewrite (default at once). */
+  dhcpTriggerDelayMs?: number;
   /** The subnet's IP ranges (default: DYNAMIC_RANGE). */
   ipranges?: SimIpRange[];
 }
@@ -113,7 +115,7 @@ export async function startResolverSite(options: ResolverSiteOptions = {}): Prom
     ];
     const dhcpdPath = join(dir, 'dhcpd.conf');
     const release = options.dhcp ?? '3.7';
-    const dhcp = release === 'none' ? undefined : { regionIp: REGION_IP, racks: [{ ip: RACK_HOST, subnetIds: [NODE_SUBNET.id], configPath: dhcpdPath }] };
+    const dhcp = release === 'none' ? undefined : { regionIp: REGION_IP, racks: [{ ip: RACK_HOST, subnetIds: [NODE_SUBNET.id], configPath: dhcpdPath }], ...(options.dhcpTriggerDelayMs ? { triggerDelayMs: options.dhcpTriggerDelayMs } : {}) };
     const version = release === '3.6' ? '3.6.5' : '3.7.3';
     const world = scenario({ version, subnets, machines: options.machines ?? [], ipranges: options.ipranges ?? [DYNAMIC_RANGE], ...(dhcp ? { dhcp } : {}) });
     const maas = await startMaasSimulator({ scenario: world, apiKeys: [apiKey], ...(options.rules ? { rules: options.rules } : {}), ...options.maasOptions });

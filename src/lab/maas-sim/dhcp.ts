@@ -41,6 +41,8 @@ export interface SimDhcp {
   racks: SimDhcpRack[];
   /** How many times each rack's file was written (start included). */
   writes?: number;
+  /** Before 3.7: how long after the subnet edit the rack applies the trigger's notification (default at once). */
+  triggerDelayMs?: number;
 }
 
 function inSubnet(ip: string, cidr: string): boolean {
@@ -137,6 +139,19 @@ export function configureDhcp(state: MaasScenario, subnetId?: number): void {
     renameSync(temp, rack.configPath);
     dhcp.writes = (dhcp.writes ?? 0) + 1;
   }
+}
+
+/** The 3.6 trigger's rewrite: at once, or after the modelled delay (a file gone by then is left alone). */
+export function rewriteAfterTrigger(state: MaasScenario, subnetId: number): void {
+  const delay = state.dhcp?.triggerDelayMs ?? 0;
+  if (delay <= 0) return configureDhcp(state, subnetId);
+  setTimeout(() => {
+    try {
+      configureDhcp(state, subnetId);
+    } catch {
+      // the test that owned the file has ended
+    }
+  }, delay).unref();
 }
 
 /** Does a subnet edit itself have the racks rewrite dhcpd.conf? Only before 3.7. */

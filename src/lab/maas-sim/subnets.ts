@@ -1,6 +1,6 @@
 /** subnets/ as canonical/maas serves it (api/subnets.py, forms/subnet.py, fields.py IPListFormField). */
 import { isIP } from 'node:net';
-import { configureDhcp, dhcpFieldsChanged, subnetEditRewritesDhcp } from './dhcp.ts';
+import { dhcpFieldsChanged, rewriteAfterTrigger, subnetEditRewritesDhcp } from './dhcp.ts';
 import { simVersion } from './interfaces.ts';
 import { subnetJson } from './render.ts';
 import { forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
@@ -55,6 +55,6 @@ export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimR
   const gateway = lastValue(form, 'gateway_ip');
   if (gateway !== undefined) s.gateway_ip = gateway === '' ? null : gateway;
   // Up to 3.6 a database trigger has the racks rewrite dhcpd.conf; 3.7 starts nothing for these fields.
-  if (ctx.state.dhcp && subnetEditRewritesDhcp(simVersion(ctx)) && s.vlan.dhcp_on && dhcpFieldsChanged(before, s)) configureDhcp(ctx.state, s.id);
+  if (ctx.state.dhcp && subnetEditRewritesDhcp(simVersion(ctx)) && s.vlan.dhcp_on && dhcpFieldsChanged(before, s)) rewriteAfterTrigger(ctx.state, s.id);
   return ok(subnetJson(s));
 }
