@@ -24,9 +24,12 @@ export function dhcpdPaths(rack: Pick<RackConfig, 'dhcpdConfig'>): string[] {
   return rack.dhcpdConfig ? [rack.dhcpdConfig] : [...MAAS_DHCPD_CONFIG_PATHS];
 }
 
-/** Prints the first candidate that exists (its path on a marker line first), or exits 66. */
+/**
+ * Prints the first candidate that exists (its path on a marker line first), or exits 66. MAAS writes
+ * the file 0640 as root: when the SSH user cannot read it, `sudo -n cat` (never a password prompt).
+ */
 export function dhcpdReadCommand(paths: readonly string[]): SafeCommand {
-  return sh`for f in ${paths}; do if [ -e "$f" ]; then printf '%s%s\\n' ${PATH_MARK} "$f"; exec cat -- "$f"; fi; done; exit ${NONE_EXISTS}`;
+  return sh`for f in ${paths}; do if [ -e "$f" ]; then printf '%s%s\\n' ${PATH_MARK} "$f"; if [ -r "$f" ]; then exec cat -- "$f"; fi; exec sudo -n cat -- "$f"; fi; done; exit ${NONE_EXISTS}`;
 }
 
 /** Reads the dhcpd.conf MAAS wrote on the rack, over an open session, and finds option 6 for `cidr`. The file's secrets never leave this function. */
@@ -49,12 +52,12 @@ export async function readRackDhcp(session: SshSession, rack: Pick<RackConfig, '
   const path = mark.startsWith(PATH_MARK) ? mark.slice(PATH_MARK.length) : (paths[0] ?? '?');
   if (result.code !== 0) {
     const said = result.stderr.split('\n').find((l) => l.trim())?.trim() ?? `exit ${result.code ?? result.signal ?? '?'}`;
-    const denied = /permission denied/i.test(result.stderr);
+    const denied = /permission denied|password is required|not allowed|sudo/i.test(result.stderr);
     return {
       outcome: 'unreadable',
       reason: `cannot read ${path} on ${session.host}: ${said}`,
       fix: denied
-        ? `MAAS writes it mode 0640: let the SSH user (sites.${site}.rack.ssh.user) read it, e.g. add that user to the file's group on the rack`
+        ? `MAAS writes it mode 0640 as root, and \`sudo -n cat -- ${path}\` was refused: give the SSH user (sites.${site}.rack.ssh.user) read access, e.g. a sudoers rule \`<user> ALL=(root) NOPASSWD: /usr/bin/cat -- ${path}\``
         : `Check ${path} on the rack`,
     };
   }
