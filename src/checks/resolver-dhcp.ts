@@ -35,6 +35,9 @@ const SOURCE_ORDER = 'maasserver/dhcp.py: get_default_dns_servers puts the rack 
 const SOURCE_STALE =
   'MAAS 3.7 and later start no DHCP reconfiguration for a dns_servers or allow_dns edit (models/signals/subnet.py watches only vlan_id); up to 3.6 a database trigger (sys_dhcp_subnet_update) did';
 
+const SOURCE_UNLOADED =
+  'MAAS 3.7 rewrites dhcpd.conf on every DHCP change but restarts dhcpd only on a full reload (maastemporalworker/workflow/dhcp.py: a static or reserved IP change goes through OMAPI)';
+
 /**
  * DHCP option 6 as the rack's dhcpd.conf really hands it out, and what follows from it: the servers
  * in order; the rack's own failing resolver first; a file older than MAAS's subnet; or why it could
@@ -48,20 +51,23 @@ export function dhcpFindings(snapshot: ResolverSnapshot, subnet: NodeSubnet | un
   const rackHost = hostOf(snapshot.resolver);
   const shown = dhcp.servers.join(', ') || '(none)';
   const stale = subnet !== undefined && !matchesMaas(dhcp.servers, subnet);
-  const evidence: Record<string, unknown> = { site, path: dhcp.path, subnet: dhcp.subnet, option6: dhcp.servers, scope: dhcp.scope };
+  const unloaded = dhcp.serving.loaded === false;
+  const evidence: Record<string, unknown> = { site, path: dhcp.path, subnet: dhcp.subnet, option6: dhcp.servers, scope: dhcp.scope, serving: dhcp.serving };
   if (dhcp.line) evidence.line = dhcp.line;
   if (dhcp.otherScopes.length) evidence.otherScopes = dhcp.otherScopes;
   if (subnet) evidence.maasSubnet = { id: subnet.id, dns_servers: subnet.dns_servers, allow_dns: subnet.allow_dns };
   const findings: Finding[] = [
     {
       code: 'RESOLVER_DHCP_SERVERS',
-      severity: stale ? 'warning' : 'info',
+      severity: stale || unloaded ? 'warning' : 'info',
       subject: site,
       summary:
         `Nodes on ${dhcp.subnet} are handed DHCP option 6: ${shown}, in that order (${dhcp.path} on the rack)` +
-        (stale && subnet ? `; MAAS's subnet now gives ${describeExpected(subnet)}, so the rack's dhcpd.conf predates the subnet's last change` : ''),
+        (stale && subnet ? `; MAAS's subnet now gives ${describeExpected(subnet)}, so the rack's dhcpd.conf predates the subnet's last change` : '') +
+        (unloaded ? `; but the running dhcpd started before the file was last written, so it may still hand out what it loaded then` : ''),
       evidence,
       ...(stale ? { fix: `${SOURCE_STALE}. \`/maas fix-resolver ${site}\` has MAAS rewrite it; by hand, see docs/findings.md#resolver_dhcp_servers` } : {}),
+      ...(!stale && unloaded ? { fix: `${SOURCE_UNLOADED}. \`/maas fix-resolver ${site}\` has MAAS rewrite it and restart dhcpd` } : {}),
     },
   ];
   if (dhcp.servers[0] === rackHost && !answers(snapshot.observation)) findings.push(rackFirstFinding(snapshot, dhcp.servers, subnet));

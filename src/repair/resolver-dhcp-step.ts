@@ -26,12 +26,17 @@ function subnetIdOf(range: IpRange): number | undefined {
   return typeof range.subnet === 'number' ? range.subnet : range.subnet?.id;
 }
 
+/** The file hands out `expect`, and no running dhcpd predates it. */
+function serves(read: DhcpObservation, expect: string[]): boolean {
+  return read.outcome === 'read' && read.servers.join(' ') === expect.join(' ') && read.serving.loaded !== false;
+}
+
 /** Reads the file until it hands out `expect`, or the wait is over; the last reading either way. */
 async function readUntil(session: SshSession, rack: RackConfig, site: string, cidr: string, expect: string[], waitMs: number, pollMs: number): Promise<DhcpObservation> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const read = await readRackDhcp(session, rack, site, cidr);
-    if (read.outcome !== 'read' || read.servers.join(' ') === expect.join(' ') || Date.now() + pollMs > deadline) return read;
+    if (read.outcome !== 'read' || serves(read, expect) || Date.now() + pollMs > deadline) return read;
     await sleep(pollMs);
   }
 }
@@ -64,14 +69,18 @@ export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapter
   try {
     const first = await readRackDhcp(session, rack, site.name, cidr);
     if (first.outcome !== 'read') return { outcome: 'failed', detail: `DHCP option 6 could not be read: ${first.outcome === 'no-subnet' ? first.problem : first.reason}` };
-    if (first.servers.join(' ') === expect.join(' ')) {
+    if (serves(first, expect)) {
       return { outcome: 'verified', detail: `${first.path} on ${session.host} hands nodes on ${cidr} option 6: ${shown(first.servers)} (MAAS rewrote it after the subnet edit)` };
     }
+    const was =
+      first.servers.join(' ') === expect.join(' ')
+        ? `${first.path} reads ${shown(first.servers)}, but the running dhcpd started before it was written`
+        : `${first.path} still hands out ${shown(first.servers)}`;
     const maas = adapters.maas(site.maas);
     const version = await maas.version().then((v) => v.version, () => undefined);
     if (version !== undefined && !versionAtLeast(version, 3, 7)) {
       const settled = await readUntil(session, rack, site.name, cidr, expect, waitMs, pollMs);
-      if (settled.outcome === 'read' && settled.servers.join(' ') === expect.join(' ')) {
+      if (settled.outcome === 'read' && serves(settled, expect)) {
         return { outcome: 'verified', detail: `${settled.path} on ${session.host} hands nodes on ${cidr} option 6: ${shown(settled.servers)} (MAAS ${version} rewrote it after the subnet edit)` };
       }
     }
@@ -80,18 +89,18 @@ export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapter
       const ranges = (await maas.listIpRanges()).filter((r) => subnetIdOf(r) === subnetId);
       range = ranges.sort((a, b) => Number(b.type === 'dynamic') - Number(a.type === 'dynamic') || a.id - b.id)[0];
     } catch (err) {
-      return { outcome: 'failed', detail: `${first.path} still hands out ${shown(first.servers)}; GET ipranges/: ${describeError(err)}. ${manualStep(cidr, undefined, first.path)}` };
+      return { outcome: 'failed', detail: `${was}; GET ipranges/: ${describeError(err)}. ${manualStep(cidr, undefined, first.path)}` };
     }
     if (!range) {
-      return { outcome: 'failed', detail: `${first.path} still hands out ${shown(first.servers)}, and subnet ${cidr} has no IP range whose save would have MAAS rewrite it. ${manualStep(cidr, undefined, first.path)}` };
+      return { outcome: 'failed', detail: `${was}, and subnet ${cidr} has no IP range whose save would have MAAS rewrite it. ${manualStep(cidr, undefined, first.path)}` };
     }
     try {
       await maas.resaveIpRange(range.id, range.comment ?? '');
     } catch (err) {
-      return { outcome: 'failed', detail: `${first.path} still hands out ${shown(first.servers)}; re-saving IP range ${range.id}: ${describeError(err)}. ${manualStep(cidr, range, first.path)}` };
+      return { outcome: 'failed', detail: `${was}; re-saving IP range ${range.id}: ${describeError(err)}. ${manualStep(cidr, range, first.path)}` };
     }
     const after = await readUntil(session, rack, site.name, cidr, expect, waitMs, pollMs);
-    if (after.outcome === 'read' && after.servers.join(' ') === expect.join(' ')) {
+    if (after.outcome === 'read' && serves(after, expect)) {
       return {
         outcome: 'verified',
         detail: `${first.path} handed out ${shown(first.servers)} after the subnet edit; re-saved IP range ${range.id} unchanged (MAAS 3.7+ rewrites dhcpd.conf on an IP range save, not on a subnet edit): now ${shown(after.servers)}`,

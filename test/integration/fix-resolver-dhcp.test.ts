@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
@@ -40,6 +43,33 @@ describe('DHCP option 6 on the rack: read from dhcpd.conf, and rewritten by MAAS
     expect(servers?.summary).toBe(`Nodes on 10.20.0.0/24 are handed DHCP option 6: ${RACK_HOST}, ${REGION_IP}, in that order (${s.dhcpdPath} on the rack)`);
     expect(JSON.stringify(check)).not.toContain('omapi');
     expect(JSON.stringify(check)).not.toContain(readFileSync(s.dhcpdPath, 'utf8').match(/secret "([^"]+)"/)?.[1] ?? 'no secret in the file');
+  });
+
+  it('a running dhcpd older than its dhcpd.conf (MAAS 3.7 rewrites the file for a static IP without a restart): resolver-check warns that nodes may still get what it loaded', async () => {
+    const s = await site({ dhcp: '3.6' });
+    // A process named dhcpd running with -cf <the file>, as the snap's run-dhcpd starts it; ps on the rack sees it.
+    const dir = mkdtempSync(join(tmpdir(), 'fake-dhcpd-'));
+    const program = join(dir, 'dhcpd');
+    writeFileSync(program, '#!/bin/sh\nsleep 30\n');
+    chmodSync(program, 0o755);
+    const dhcpd = spawn(program, ['-f', '-4', '-cf', s.dhcpdPath], { detached: true, stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const loaded = (await resolverCheckJob.run(s.ctx, { target: 'site-b' }))[0]?.findings.find((f) => f.code === 'RESOLVER_DHCP_SERVERS');
+      expect(loaded).toMatchObject({ severity: 'info', evidence: { serving: { loaded: true } } });
+
+      const later = Date.now() / 1000 + 30;
+      utimesSync(s.dhcpdPath, later, later);
+      const [check] = await resolverCheckJob.run(s.ctx, { target: 'site-b' });
+      const servers = check?.findings.find((f) => f.code === 'RESOLVER_DHCP_SERVERS');
+      expect(servers?.severity).toBe('warning');
+      expect(servers?.summary).toMatch(/; but the running dhcpd started before the file was last written, so it may still hand out what it loaded then$/);
+      expect(servers?.evidence.serving).toMatchObject({ loaded: false, writtenAt: Math.floor(later) });
+      expect(servers?.fix).toMatch(/restarts dhcpd only on a full reload \(maastemporalworker\/workflow\/dhcp\.py/);
+    } finally {
+      if (dhcpd.pid) process.kill(-dhcpd.pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('MAAS 3.6: the subnet edit has the rack rewrite dhcpd.conf by itself, so fix-resolver re-saves nothing', async () => {

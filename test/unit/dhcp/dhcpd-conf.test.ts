@@ -73,7 +73,7 @@ describe('DHCP option 6 from a dhcpd.conf MAAS rendered', () => {
   it('reads the snap path, then the deb path, every path one quoted word; sudo -n only when the file is not readable', () => {
     expect(MAAS_DHCPD_CONFIG_PATHS).toEqual(['/var/snap/maas/common/maas/dhcpd.conf', '/var/lib/maas/dhcpd.conf']);
     expect(dhcpdReadCommand(MAAS_DHCPD_CONFIG_PATHS)).toBe(
-      `for f in /var/snap/maas/common/maas/dhcpd.conf /var/lib/maas/dhcpd.conf; do if [ -e "$f" ]; then printf '%s%s\\n' '#maas-chatops-dhcpd-path ' "$f"; if [ -r "$f" ]; then exec cat -- "$f"; fi; exec sudo -n cat -- "$f"; fi; done; exit 66`,
+      `for f in /var/snap/maas/common/maas/dhcpd.conf /var/lib/maas/dhcpd.conf; do if [ -e "$f" ]; then printf '%s%s\\n' '#maas-chatops-dhcpd-path ' "$f"; printf '%s%s %s\\n' '#maas-chatops-dhcpd-time ' "$(stat -c %Y -- "$f" 2>/dev/null)" "$(date +%s)"; ps -o etimes= -o args= -C dhcpd 2>/dev/null | sed 's/^/#maas-chatops-dhcpd-proc /'; if [ -r "$f" ]; then exec cat -- "$f"; fi; exec sudo -n cat -- "$f"; fi; done; exit 66`,
     );
     expect(dhcpdReadCommand(["/tmp/a b'; rm -rf /"])).toContain(`for f in '/tmp/a b'\\''; rm -rf /'; do`);
   });

@@ -14,7 +14,7 @@ const SERVFAIL: ResolverObservation = { outcome: 'reply', status: 'SERVFAIL', st
 const SILENT: ResolverObservation = { outcome: 'no-reply', detail: ';; communications error to 10.20.0.53#53: timed out' };
 
 const DHCPD = '/var/snap/maas/common/maas/dhcpd.conf';
-const read = (servers: string[]): DhcpObservation => ({ outcome: 'read', path: DHCPD, subnet: '10.20.0.0/24', servers, scope: 'subnet', otherScopes: [] });
+const read = (servers: string[]): DhcpObservation => ({ outcome: 'read', path: DHCPD, subnet: '10.20.0.0/24', servers, scope: 'subnet', otherScopes: [], serving: {} });
 const FRESH = read(['10.20.0.53']);
 const STALE = read(['10.20.0.2', '10.0.0.5']);
 

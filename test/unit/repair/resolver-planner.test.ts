@@ -118,7 +118,7 @@ describe('planResolverRepair', () => {
   });
 
   it('reports the rack first as measured in its dhcpd.conf, with the cause MAAS\'s source shows, and plans check-dhcp after the subnet change', () => {
-    const dhcp: DhcpObservation = { outcome: 'read', path: '/var/snap/maas/common/maas/dhcpd.conf', subnet: '10.20.0.0/24', servers: ['10.20.0.2', '10.0.0.5'], scope: 'subnet', otherScopes: [] };
+    const dhcp: DhcpObservation = { outcome: 'read', path: '/var/snap/maas/common/maas/dhcpd.conf', subnet: '10.20.0.0/24', servers: ['10.20.0.2', '10.0.0.5'], scope: 'subnet', otherScopes: [], serving: {} };
     const plan = planResolverRepair(input({ dhcp }));
     expect(plan.findings.map((f) => [f.code, f.severity])).toEqual([
       ['RESOLVER_SERVFAIL', 'critical'],
