@@ -1,7 +1,7 @@
 import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
 import type { Report } from '../report.ts';
 import type { PlanMessageView } from '../repair/plan-view.ts';
-import { clipText, toSlackText } from './mrkdwn.ts';
+import { clipText, slackDate, toSlackText } from './mrkdwn.ts';
 import { renderReport, SLACK_LIMITS } from './render.ts';
 
 export const APPROVE_ACTION = 'repair_approve';
@@ -66,15 +66,23 @@ function approveConfirm(view: PlanMessageView): unknown {
   };
 }
 
+/** Times in a status line are Slack date tokens (each reader's own zone, UTC as the fallback), put in after escaping. */
+const DATE_MARK = /\uE000(\d+)\uE000/g;
+const when = (ms: number) => `\uE000${Math.round(ms)}\uE000`;
+
 export function statusLine(view: PlanMessageView): string {
+  return statusText(view).replace(DATE_MARK, (_m, ms: string) => slackDate(Number(ms)));
+}
+
+function statusText(view: PlanMessageView): string {
   const by = view.decidedBy ? `<@${view.decidedBy}>` : 'someone';
-  const at = view.decidedAt !== undefined ? ` at ${utc(view.decidedAt)}` : '';
-  const note = view.note ? ` ${view.note}` : '';
+  const at = view.decidedAt !== undefined ? ` at ${when(view.decidedAt)}` : '';
+  const note = view.note ? ` ${view.note.replace(/\uE000/g, '')}` : '';
   const id = `plan \`${view.planId}\``;
   switch (view.state) {
     case 'pending':
       return view.approvable
-        ? toSlackText(`:hourglass: Requested by <@${view.requester}>; awaiting approval by an approver until ${utc(view.expiresAt)} (${id}).${note}`)
+        ? toSlackText(`:hourglass: Requested by <@${view.requester}>; awaiting approval by an approver until ${when(view.expiresAt)} (${id}).${note}`)
         : toSlackText(`:lock: Requested by <@${view.requester}>. No approvers are configured (slack.approvers), so no repair runs from Slack; use \`maas-chatops ${view.report.kind} ${view.report.target} --apply\` (${id}).${note}`);
     case 'approved':
     case 'executing':
@@ -82,7 +90,7 @@ export function statusLine(view: PlanMessageView): string {
     case 'rejected':
       return toSlackText(`:no_entry: Rejected by ${by}${at}; nothing was changed (${id}).${note}`);
     case 'expired':
-      return toSlackText(`:alarm_clock: Expired at ${utc(view.expiresAt)} without approval; nothing was changed. Run \`/maas ${view.report.kind} ${view.report.target}\` again (${id}).${note}`);
+      return toSlackText(`:alarm_clock: Expired at ${when(view.expiresAt)} without approval; nothing was changed. Run \`/maas ${view.report.kind} ${view.report.target}\` again (${id}).${note}`);
     case 'superseded':
       return toSlackText(`:arrows_counterclockwise: Approved by ${by}${at}, but not run: the world changed before it could (${id}).${note}`);
     case 'done':

@@ -41,6 +41,8 @@ describe('plan messages', () => {
     expect(text).toContain('Re-checked after the run: 50 of 300 machines at site-c match their live MACs.');
     expect(text).not.toMatch(/MAC_DRIFT|\*Fix:\*|\*Plan\* `/);
     expect(buttons(done.blocks).map((b) => b.text.text)).toEqual(['Plan the next batch (250 left)']);
+    // Times are Slack date tokens: each reader's zone, UTC as the fallback.
+    expect(JSON.stringify(done.blocks)).toContain('Done, approved by <@U0LEAD2> at <!date^1796007900^{date_short_pretty} {time_secs}|2026-11-30 03:05:00 UTC>');
     expect(checkMessage(done)).toBeUndefined();
   });
 });
