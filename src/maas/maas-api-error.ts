@@ -46,7 +46,9 @@ function hintForStatus(status: number, region: string): string {
   if (status === 401) {
     return `Check maas.${region}.apiKey: it must be a current key (consumer_key:token_key:token_secret) from \`maas apikey --username=<user>\``;
   }
-  if (status === 403) return 'The MAAS user behind the API key may not do this; use an admin key or ask a MAAS admin';
+  if (status === 403) {
+    return 'The MAAS user behind the API key may not do this: MAAS refuses admin-only calls to a non-admin key, mark_broken to anyone but the machine\'s owner, and every edit of a locked machine (op=unlock lifts it); see docs/maas-behaviour.md';
+  }
   if (status === 404) return 'MAAS does not know it: check the name, or whether it was deleted';
   if (status === 409) return 'MAAS refused it in the machine\'s current state; wait for the machine to settle or change its state first';
   if (status === 400) return 'MAAS rejected the values sent; the message above says which';
