@@ -30,6 +30,7 @@ export type FindingCode =
   | 'MAC_NOT_VIRSH'
   | 'MAC_WITNESS_UNAVAILABLE'
   | 'DNS_CLIENT_VIEW'
+  | 'MAC_CHILD_STALE'
   | 'PROBE_FAILED'
   | (string & {});
 

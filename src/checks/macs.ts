@@ -3,6 +3,7 @@ import type { MaasMachine, PowerParameters } from '../maas/types.ts';
 import type { Finding, Severity } from '../report.ts';
 import type { DomainProbe } from '../ssh/virsh.ts';
 import { pairInterfaces, recordedInterfaces, type Pairing } from './macs-pairing.ts';
+import { staleChildFindings } from './macs-children.ts';
 import { macSummary, type MacRow } from './macs-summary.ts';
 import { machineTarget } from './macs-targets.ts';
 
@@ -91,6 +92,8 @@ export function evaluateMacs(snapshot: MacSnapshot): MacEvaluation {
     const pairing = pairInterfaces(machine, probe.nics);
     const machineFindings = pairingFindings(site, machine, vmHost, domain, pairing, owners);
     findings.push(...machineFindings);
+    // Only when the members match: a drifted member's bond is planned with the member.
+    if (!pairing.drifted.length && !pairing.ambiguous) findings.push(...staleChildFindings(site, machine, probe.nics.map((n) => n.mac)));
     if (pairing.drifted.length || pairing.ambiguous) drifted.add(machine.system_id);
     rows.push(...pairingRows(machine, vmHost, domain, pairing));
   }

@@ -34,15 +34,17 @@ export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): R
   const refusals: StepResult[] = [];
   const overBound: string[] = [];
 
+  const staleChildren = staleChildrenByMachine(findings);
   for (const machine of snapshot.machines) {
-    const items = drifts.get(machine.system_id);
-    if (!items?.length) continue;
+    const items = drifts.get(machine.system_id) ?? [];
+    const stale = staleChildren.get(machine.system_id) ?? [];
+    if (!items.length && !stale.length) continue;
     const block = blocked.get(machine.system_id);
     if (block) {
       refusals.push(refusal(machine, block));
       continue;
     }
-    const machineSteps = stepsFor(machine, items, options);
+    const machineSteps = stepsFor(machine, items, stale, options);
     if ('refused' in machineSteps) {
       refusals.push(refusal(machine, machineSteps.refused));
       continue;
@@ -82,6 +84,28 @@ function driftsByMachine(findings: readonly Finding[]): Map<string, MacDriftItem
   return out;
 }
 
+interface StaleChild {
+  interfaceId: number;
+  interface: string;
+  type: string;
+  recorded: string;
+  to: string;
+}
+
+/** MAC_CHILD_STALE: bonds and bridges whose MAC none of their members has. */
+function staleChildrenByMachine(findings: readonly Finding[]): Map<string, StaleChild[]> {
+  const out = new Map<string, StaleChild[]>();
+  for (const f of findings) {
+    if (f.code !== 'MAC_CHILD_STALE') continue;
+    const e = f.evidence as { systemId?: unknown; interfaceId?: unknown; interface?: unknown; type?: unknown; recorded?: unknown; to?: unknown };
+    if (typeof e.systemId !== 'string' || typeof e.interfaceId !== 'number' || typeof e.to !== 'string') continue;
+    const list = out.get(e.systemId) ?? [];
+    list.push({ interfaceId: e.interfaceId, interface: String(e.interface ?? ''), type: String(e.type ?? ''), recorded: String(e.recorded ?? ''), to: e.to });
+    out.set(e.systemId, list);
+  }
+  return out;
+}
+
 /** MAC_AMBIGUOUS and MAC_IN_USE machines are never repaired automatically. */
 function blockedMachines(findings: readonly Finding[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -94,7 +118,7 @@ function blockedMachines(findings: readonly Finding[]): Map<string, string> {
   return out;
 }
 
-function stepsFor(machine: MaasMachine, items: MacDriftItem[], options: MacPlanOptions): { steps: PlanStep[] } | { refused: string } {
+function stepsFor(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild[], options: MacPlanOptions): { steps: PlanStep[] } | { refused: string } {
   const { apiUser } = options;
   const status = machine.status;
   const name = machine.status_name;
@@ -115,6 +139,12 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[], options: MacPlanO
       params: { ...base, interfaceId: item.interfaceId, interface: item.interface, from: item.recorded, to: item.live },
     })),
     ...childSteps(machine, items, why),
+    ...stale.map((c) => ({
+      subject: machine.hostname,
+      action: 'set-mac',
+      detail: `${c.interface} (${c.type}): ${c.recorded} → ${c.to}: a MAC none of its members has; MAAS gives a ${c.type} its first member's (${why})`,
+      params: { ...base, interfaceId: c.interfaceId, interface: c.interface, from: c.recorded, to: c.to },
+    })),
   ];
   if (status === NODE_STATUS.NEW && options.maasVersion !== undefined && !versionAtLeast(options.maasVersion, 3, 3)) {
     return {

@@ -356,4 +356,38 @@ describe('fix-macs executor guards against MAAS', () => {
       ['bond0.10', '52:54:00:aa:00:71'],
     ]);
   });
+
+  it('a bond that kept an already repaired member\'s old MAC: mac-diff reports MAC_CHILD_STALE, fix-macs sets the member\'s MAC', async () => {
+    const domains: VmDomain[] = [{ name: 'dom-c1', nics: [{ mac: '52:54:00:aa:00:81' }] }];
+    lab = await startMacLab({
+      machines: [
+        machine({
+          system_id: 'c1',
+          hostname: 'c1-vm',
+          zone: 'site-b',
+          status: 'Deployed',
+          interfaces: [
+            { name: 'eth0', mac: '52:54:00:aa:00:81' },
+            { name: 'br0', type: 'bridge', mac: '52:54:00:00:00:81', parents: ['eth0'] },
+          ],
+          power: virshPower(HOST, 'dom-c1'),
+        }),
+      ],
+      sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains } }] }],
+    });
+    const plan = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    const stale = plan.findings.filter((f) => f.code === 'MAC_CHILD_STALE');
+    expect(stale.map((f) => [f.severity, f.summary])).toEqual([
+      ['warning', "c1-vm: bridge br0 still carries 52:54:00:00:00:81, which none of its members (eth0) has and the live domain does not: MAAS does not change a bridge's MAC with its members'"],
+    ]);
+    expect(plan.steps.map((s) => s.detail)).toEqual([
+      "br0 (bridge): 52:54:00:00:00:81 → 52:54:00:aa:00:81: a MAC none of its members has; MAAS gives a bridge its first member's (Deployed: MAAS takes the interface edit as the machine stands)",
+    ]);
+    const results = await executePlan(plan, { runner: runnerOf(lab), journal: memoryJournal(), maxSubjects: 50 });
+    expect(results.map((r) => r.outcome)).toEqual(['verified']);
+    expect(lab.maas.state.machines[0]?.interfaces.find((i) => i.name === 'br0')?.mac_address).toBe('52:54:00:aa:00:81');
+    const after = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    expect(after.findings.filter((f) => f.code === 'MAC_CHILD_STALE')).toEqual([]);
+    expect(after.steps).toEqual([]);
+  });
 });
