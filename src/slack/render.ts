@@ -140,6 +140,8 @@ function renderFull(reports: readonly Report[], maxBlocks: number, maxChars: num
   if (budget.blocks < 0 || budget.chars < 0) return undefined;
 
   const ordered = skeletons.map((s) => cappedPerCode(sortedFindings(s.report.findings)));
+  const counted = ordered.filter((o) => o.findings.length > 0).map((o) => overflowBlock(o.findings));
+  if (counted.length > budget.blocks || counted.reduce((n, b) => n + blockChars(b), 0) > budget.chars) return undefined;
   const findings = allocateFindings(
     ordered.map((o) => o.findings),
     budget,

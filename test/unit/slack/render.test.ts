@@ -248,3 +248,14 @@ describe('a healthy answer', () => {
     expect(lines).toEqual([':white_check_mark: *OK* · resolver-check site-a: The resolver of site-a answers maas, SOA serial 7', '1 finding · started 2026-11-30 03:00:00 UTC · took 40 ms']);
   });
 });
+
+describe('many failing targets in one message', () => {
+  it.each([24, 25, 29, 40, 60])('%i targets with findings stay within 50 blocks (counted findings included)', (n) => {
+    const reports: Report[] = Array.from({ length: n }, (_, i) => ({ ...emptyRecord, target: `prod-${i}` }));
+    const message = renderReports(reports);
+    expect(message.blocks.length).toBeLessThanOrEqual(50);
+    expect(checkBlocks(message.blocks)).toBeUndefined();
+    const shown = [blocksText(message.blocks)].flat().join("\n");
+    for (const r of reports) expect(shown).toContain(r.target);
+  });
+});
