@@ -8,7 +8,7 @@ import { scanCommand } from './scan.ts';
 import { auditCommand } from './audit.ts';
 import type { CommandDefinition } from './types.ts';
 
-/** Every /maas subcommand, by name (DESIGN.md principle 8). Later work adds one line each. */
+/** Every /maas subcommand, by name. Later work adds one line each. */
 export const commandList: CommandDefinition[] = [];
 
 export function registerCommand(command: CommandDefinition): void {

@@ -7,7 +7,7 @@ import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import type { JobDefinition } from './types.ts';
 
-/** fix-dns: put the running control plane's IPs back on the API server record and align the hash cache (FACTS.md section 1). */
+/** fix-dns: put the running control plane's IPs back on the API server record and align the hash cache. */
 export const fixDnsRepair: RepairDefinition = {
   kind: 'fix-dns',
   targetKind: 'cluster',

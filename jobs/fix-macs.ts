@@ -8,7 +8,7 @@ import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan
 import { gatherMacSnapshot } from './mac-diff.ts';
 import type { JobDefinition } from './types.ts';
 
-/** fix-macs: update MAAS's interface records to the live MACs, machine by machine (FACTS.md sections 2 and 3). */
+/** fix-macs: update MAAS's interface records to the live MACs, machine by machine. */
 export const fixMacsRepair: RepairDefinition = {
   kind: 'fix-macs',
   targetKind: 'site',

@@ -22,7 +22,7 @@ export async function gatherResolverRepair(ctx: JobContext, name: string): Promi
   return { ...input, gathered, ...(canaryLookup ? { canary: canaryLookup } : {}) };
 }
 
-/** fix-resolver: a forwarder on the rack, verified, then MAAS's node-facing subnet pointed at it (FACTS.md sections 2 and 3). */
+/** fix-resolver: a forwarder on the rack, verified, then MAAS's node-facing subnet pointed at it. */
 export const fixResolverRepair: RepairDefinition = {
   kind: 'fix-resolver',
   targetKind: 'site',

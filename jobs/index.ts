@@ -6,7 +6,7 @@ import { fixMacsJob } from './fix-macs.ts';
 import { fixDnsJob } from './fix-dns.ts';
 import { fixResolverJob } from './fix-resolver.ts';
 
-/** Every job processor by name (DESIGN.md principle 8). Later work adds one line each. */
+/** Every job processor by name. Later work adds one line each. */
 export const jobRegistry = new Map<string, JobDefinition>();
 
 export function registerJob(job: JobDefinition): void {

@@ -20,7 +20,7 @@ export interface RuntimeEnv {
   queuePrefix?: string;
 }
 
-/** CONTRACT.md section 2, as a pure function of an env. */
+/** The environment (docs/configuration.md), as a pure function of an env. */
 export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
   const mode = env.SLACK_MODE ?? (env.SLACK_APP_TOKEN ? 'socket' : 'http');
   if (mode !== 'socket' && mode !== 'http') {

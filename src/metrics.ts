@@ -41,7 +41,7 @@ const MAX_SLACK_METHODS = 30;
 export type QueueDepthSupplier = () => Promise<Record<string, number>>;
 
 export interface MetricsOptions {
-  /** Subcommand label values; others count as `other`. Default: CONTRACT.md's subcommands. */
+  /** Subcommand label values; others count as `other`. Default: the documented subcommands. */
   commandNames?: readonly string[];
   /** Job and alert kind label values; others count as `other`. Default: the report kinds and `scan`. */
   jobKinds?: readonly string[];

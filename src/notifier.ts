@@ -11,7 +11,7 @@ export interface ReplyTarget {
   errorsOnly?: boolean;
 }
 
-/** How workers speak to people without knowing Slack (DESIGN.md principle 1). */
+/** How workers speak to people without knowing Slack. */
 export interface Notifier {
   postReports(target: ReplyTarget, reports: Report[]): Promise<void>;
   postError(target: ReplyTarget, message: string): Promise<void>;

@@ -141,7 +141,7 @@ export function probeFailed(subject: string, reason: string, fix?: string): Find
   return finding;
 }
 
-/** CONTRACT.md exit statuses for a check or fix report (or several). */
+/** The exit statuses (docs/configuration.md) for a check or fix report (or several). */
 export function exitCodeFor(reports: readonly Report[]): number {
   const worst = worstStatus(reports.map((r) => r.status));
   if (worst === 'error') return 2;

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import type { ResolverObservation } from './types.ts';
 
 export interface DirectProbeOptions {
-  /** Per-try timeout; without one a dead server costs c-ares' default of ~27 s (FACTS.md 5). */
+  /** Per-try timeout; without one a dead server costs c-ares' default of ~27 s. */
   timeoutMs?: number;
   tries?: number;
 }

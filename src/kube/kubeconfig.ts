@@ -14,7 +14,7 @@ export interface KubeConfigSources {
 }
 
 /**
- * CONTRACT.md section 3: the cluster's kubeconfig secret, else KUBECONFIG (or ~/.kube/config),
+ * docs/configuration.md: the cluster's kubeconfig secret, else KUBECONFIG (or ~/.kube/config),
  * else the in-cluster service account; `context` picks a context. Never falls back to
  * client-node's http://localhost:8080 default, and never puts kubeconfig text in a message.
  */

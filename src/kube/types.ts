@@ -1,4 +1,4 @@
-/** The parts of Cluster API MAAS objects the checks read (FACTS.md section 1). */
+/** The parts of Cluster API MAAS objects the checks read (spectrocloud/cluster-api-provider-maas api/ and controllers/). */
 
 export interface KubeObjectMeta {
   name: string;

@@ -1,4 +1,4 @@
-/** Shapes of the MAAS 2.0 API as canonical/maas serves them (FACTS.md section 2). */
+/** Shapes of the MAAS 2.0 API as canonical/maas serves them (src/maasserver/api/*.py; docs/maas-behaviour.md). */
 
 export interface MaasInterface {
   id: number;

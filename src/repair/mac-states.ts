@@ -1,7 +1,7 @@
 import { NODE_STATUS } from '../maas/node-status.ts';
 
 /**
- * How fix-macs treats each MAAS state (FACTS.md section 2; canonical/maas api/interfaces.py
+ * How fix-macs treats each MAAS state (canonical/maas api/interfaces.py
  * ALLOWED_STATES + Deployed for update, api/machines.py mark_broken/mark_fixed, models/node.py).
  */
 

@@ -55,7 +55,7 @@ export function subjectCount(steps: readonly PlanStep[]): number {
   return new Set(steps.map((s) => s.subject)).size;
 }
 
-/** The plan as a Report (no results yet): CONTRACT.md section 4. */
+/** The plan as a Report (no results yet): docs/configuration.md, Report. */
 export function planReport(plan: RepairPlan, startedAt: Date, results?: StepResult[], verdict?: string): Report {
   return finishReport(
     {
@@ -70,7 +70,7 @@ export function planReport(plan: RepairPlan, startedAt: Date, results?: StepResu
   );
 }
 
-/** A subject the plan leaves alone: a guard refused it (CONTRACT.md: exit status 2). */
+/** A subject the plan leaves alone: a guard refused it (exit status 2). */
 function refusalFinding(refusal: StepResult): Finding {
   return {
     code: 'REPAIR_REFUSED',

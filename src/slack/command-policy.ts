@@ -27,7 +27,7 @@ export function subcommandFor(text: string, find: (name: string) => SubcommandRe
 }
 
 /**
- * CONTRACT.md section 3: `/maas` is accepted only in `commandChannels` (none listed = any channel)
+ * docs/configuration.md: `/maas` is accepted only in `commandChannels` (none listed = any channel)
  * and only from `operators` (absent = anyone in the channel); then `slack.permissions` decides
  * whether this operator may run this kind of subcommand. `help` is never refused to an operator.
  * Why not, in words the user can act on.

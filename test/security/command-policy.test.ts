@@ -59,7 +59,7 @@ describe('who may run which /maas subcommand', () => {
     expect(commandRefusal(narrow, 'U0OPS2', 'C0OPS', { name: 'fix-macs' })).toBeUndefined();
   });
 
-  it('no permissions block = every operator may run everything (CONTRACT.md section 3 as before)', () => {
+  it('no permissions block = every operator may run everything (as before)', () => {
     const { permissions: _ignored, ...open } = policy;
     expect(commandRefusal(open, 'U0OPS1', 'C0OPS', { name: 'fix-macs' })).toBeUndefined();
   });

@@ -21,7 +21,7 @@ function emittedCodes(): string[] {
   return [...codes].sort();
 }
 
-/** The codes of shared/CONTRACT.md section 5, when the contract is beside the checkout. */
+/** Acceptance cross-check: the codes of the upstream operator contract, when CI places a copy beside the checkout. */
 function contractCodes(): string[] {
   const candidates = [join(ROOT, '../shared/CONTRACT.md'), '/work/shared/CONTRACT.md'];
   const path = candidates.find((p) => existsSync(p));

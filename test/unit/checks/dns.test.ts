@@ -344,7 +344,7 @@ const rows: Row[] = [
   },
 ];
 
-/** CONTRACT.md section 5: evidence keys each code carries at least. */
+/** docs/findings.md: evidence keys each code carries at least. */
 const contractKeys: Record<string, string[]> = {
   DNS_RECORD_MISSING: ['fqdn'],
   DNS_RECORD_AMBIGUOUS: ['fqdn', 'ids'],

@@ -54,7 +54,7 @@ function planFor(status: string, owner: string | null = 'admin') {
 
 const actions = (status: string, owner: string | null = 'admin') => planFor(status, owner).steps.map((s) => s.action);
 
-describe('planMacRepair: steps by MAAS state (FACTS.md section 2)', () => {
+describe('planMacRepair: steps by MAAS state', () => {
   it.each(['New', 'Ready', 'Allocated', 'Broken', 'Failed testing', 'Deployed'])('%s: PUT the MAC directly', (status) => {
     const plan = planFor(status);
     expect(plan.steps.map((s) => s.action)).toEqual(['set-mac']);

@@ -4,7 +4,7 @@ import { commandRefusal } from '../../../src/slack/command-policy.ts';
 
 const base: SlackPolicy = { commandChannels: [], approvers: [], selfApproval: false, approvalTtlMs: 900_000 };
 
-describe('who may run /maas where (CONTRACT.md section 3)', () => {
+describe('who may run /maas where', () => {
   it.each<[string, Partial<SlackPolicy>, string, string, RegExp | undefined]>([
     ['any channel, anyone', {}, 'U1', 'C1', undefined],
     ['listed channel', { commandChannels: ['C0OPS'] }, 'U1', 'C0OPS', undefined],
