@@ -1,5 +1,6 @@
 import type { Report } from '../report.ts';
 import { humanLabel } from './evidence-text.ts';
+import { isObject } from './message-limits.ts';
 
 /**
  * Long lists as files: a table or a snippet too long for a message (300 drifted machines) is
@@ -54,7 +55,7 @@ export function attachmentsFor(report: Report): FileAttachment[] {
 function fileFor(report: Report, key: string, text: string, evidence: Record<string, unknown>): FileAttachment {
   const filename = fileNameFor(report.target, key);
   if (isTableKey(key)) {
-    const records = Array.isArray(evidence.table) ? evidence.table.filter(isRecord) : [];
+    const records = Array.isArray(evidence.table) ? evidence.table.filter(isObject) : [];
     // The whole table from the structured rows: the text form may itself be cut short.
     const content = records.length ? textTable(records) : text;
     const rows = records.length || Math.max(0, text.split('\n').length - 1);
@@ -82,6 +83,3 @@ function cell(value: unknown): string {
   return String(value).replace(/\s+/g, ' ');
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

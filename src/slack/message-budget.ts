@@ -1,6 +1,6 @@
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { checkMessage, SLACK_MESSAGE_LIMITS, type MessageProblem } from './message-limits.ts';
+import { checkMessage, isObject, SLACK_MESSAGE_LIMITS, type MessageProblem } from './message-limits.ts';
 import { clipText } from './mrkdwn.ts';
 
 /**
@@ -140,6 +140,3 @@ function blockText(block: unknown): number {
   return 0;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

@@ -109,6 +109,6 @@ function textWithin(text: unknown, max: number): number | undefined {
   return text.text.length;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
