@@ -1,10 +1,13 @@
-import { parseArgs } from 'node:util';
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { Command, CommanderError } from 'commander';
 import { findJob, jobRegistry } from '../jobs/index.ts';
 import '../commands/index.ts';
 import { loadConfig, type LoadedConfig } from './config.ts';
 import { ChatopsError, describeError } from './errors.ts';
 import { readMaasMaxBodyBytes } from './env.ts';
 import { createLogger } from './log.ts';
+import { packageVersion } from './package-version.ts';
 import { createRedactor } from './redact.ts';
 import { exitCodeFor, type Report } from './report.ts';
 import { sitesOverview, sitesText } from './sites.ts';
@@ -12,28 +15,27 @@ import { reportsText } from './text-render.ts';
 
 export const EXIT = { ok: 0, problems: 1, failed: 2, usage: 64 } as const;
 
-const USAGE = `Usage: maas-chatops <command> [target] [--config FILE] [--json] [--apply]
-
-Processes:
-  serve                       Slack receiver, workers and drift schedulers in one process
-  bot                         only the Slack receiver
-  worker                      only workers and schedulers (run several against one Redis)
-  lab                         the demo: simulators, bot and worker, a scripted conversation
-Checks (inline, no Slack, no Redis):
-  sites                       the configured MAAS regions, sites and clusters
-  audit [target] [count]      the latest entries of the audit trail (needs Redis)
-  dns-check <cluster>|all     resolver-check <site>|all     mac-diff <site>|all
-Repairs (print the plan; --apply executes it under the same guards as Slack):
-  fix-macs <site>   fix-dns <cluster>   fix-resolver <site>
-Options: --config FILE (default $MAAS_CHATOPS_CONFIG, else ./maas-chatops.yaml), --json, --apply
+const EXIT_STATUS_HELP = `
 Exit status: 0 healthy or nothing to do, 1 problems found or a plan, 2 could not check or a step failed, 64 usage or config error
-`;
+With --json, stdout holds exactly one JSON report (an array for "all"); logs go to stderr.`;
+
+/** The help line and target name of each job; a job missing here is listed by its name. */
+const JOB_HELP: Record<string, { summary: string; target: string }> = {
+  'dns-check': { summary: "the API server's MAAS DNS record against what the running control plane needs", target: 'cluster|all' },
+  'resolver-check': { summary: "the rack resolver's answer for its MAAS zone (dig on the rack over SSH)", target: 'site|all' },
+  'mac-diff': { summary: 'the MACs MAAS records against virsh domiflist on every VM host', target: 'site|all' },
+  'fix-macs': { summary: 'plan (and with --apply, run) the MAC record repair', target: 'site' },
+  'fix-dns': { summary: 'plan (and with --apply, run) the DNS record repair', target: 'cluster' },
+  'fix-resolver': { summary: 'plan (and with --apply, run) the rack forwarder and subnet repair', target: 'site' },
+};
+
+/** Config errors and usage errors raised while running a command exit 64, not 2. */
+const USAGE_ERROR_CODES = ['CONFIG_INVALID', 'CONFIG_MISSING', 'USAGE', 'UNKNOWN_TARGET', 'SECRET_UNRESOLVED'];
 
 interface CliOptions {
   config?: string;
   json: boolean;
   apply: boolean;
-  help: boolean;
 }
 
 type Out = { out: (s: string) => void; err: (s: string) => void };
@@ -43,82 +45,154 @@ const defaultOut: Out = {
   err: (s) => process.stderr.write(`${s}\n`),
 };
 
-function parse(argv: string[]): { positionals: string[]; options: CliOptions } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      apply: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const options: CliOptions = { json: values.json ?? false, apply: values.apply ?? false, help: values.help ?? false };
-  if (values.config) options.config = values.config;
-  return { positionals, options };
+/** What one run of the program did: its exit status, and whether help was shown for a usage error. */
+interface Outcome {
+  code: number;
+  helpAsError: boolean;
 }
 
 export async function main(argv: string[], io: Out = defaultOut, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
+  const outcome: Outcome = { code: EXIT.usage, helpAsError: false };
+  const program = buildProgram(io, env, outcome);
   try {
-    parsed = parse(argv);
+    await program.parseAsync(argv, { from: 'user' });
+    return outcome.code;
   } catch (err) {
-    io.err(`${describeError(err)}\n\n${USAGE}`);
+    if (!(err instanceof CommanderError)) throw err;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+    if (err.code === 'commander.help') return outcome.helpAsError ? EXIT.usage : EXIT.ok;
     return EXIT.usage;
   }
-  const [command, ...rest] = parsed.positionals;
-  if (!command || parsed.options.help || command === 'help') {
-    io.out(USAGE);
-    return command || parsed.options.help ? EXIT.ok : EXIT.usage;
+}
+
+function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Command {
+  const program = new Command('maas-chatops')
+    .usage('<command> [target] [options]')
+    .description('Checks and repairs for MAAS fleets and the Cluster API clusters on them, from Slack or a terminal.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .option('--config <file>', 'the config file (default $MAAS_CHATOPS_CONFIG, else ./maas-chatops.yaml)')
+    .option('--json', 'print exactly one JSON report on stdout')
+    .option('--apply', 'repairs: run the plan, under the same guards as Slack')
+    .helpOption('-h, --help', 'print this help (after a command: its help)')
+    .helpCommand('help [command]', 'print the help of a command')
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
+    .addHelpText('afterAll', (context) => {
+      outcome.helpAsError = context.error;
+      return EXIT_STATUS_HELP;
+    });
+
+  const run: Runner = (name, action) =>
+    async function (this: Command) {
+      const options = this.optsWithGlobals<{ config?: string; json?: boolean; apply?: boolean }>();
+      const args = this.args;
+      outcome.code = await guarded(name, io, () => action({ ...(options.config ? { config: options.config } : {}), json: options.json ?? false, apply: options.apply ?? false }, args));
+    };
+
+  program.commandsGroup('Processes:');
+  for (const [role, summary] of [
+    ['serve', 'Slack receiver, workers and drift schedulers in one process'],
+    ['bot', 'only the Slack receiver'],
+    ['worker', 'only workers and schedulers (run several against one Redis)'],
+  ] as const) {
+    program
+      .command(role)
+      .description(summary)
+      .allowExcessArguments()
+      .action(
+        run(role, async (options) => {
+          const { runRole } = await import('./main.ts');
+          return runRole(role, { loaded: load(options, env, io), env });
+        }),
+      );
   }
+  program
+    .command('lab')
+    .description('the demo: simulators, bot and worker, a scripted conversation (a source checkout only)')
+    .allowExcessArguments()
+    .action(run('lab', () => runLabFromCheckout(env, io)));
+
+  program.commandsGroup('Checks (inline, no Slack, no Redis):');
+  program
+    .command('sites')
+    .description('the configured MAAS regions, sites and clusters')
+    .allowExcessArguments()
+    .action(
+      run('sites', async (options) => {
+        const { config } = load(options, env, io);
+        const overview = sitesOverview(config);
+        io.out(options.json ? JSON.stringify(overview, null, 2) : sitesText(overview));
+        return EXIT.ok;
+      }),
+    );
+  program
+    .command('audit')
+    .description('the latest entries of the audit trail (needs Redis)')
+    .argument('[target]', 'a site or cluster')
+    .argument('[count]', 'how many entries (default 50)')
+    .action(
+      run('audit', async (options, args) => {
+        const { runAuditCli } = await import('./audit/audit-cli.ts');
+        return runAuditCli({ loaded: load(options, env, io), env, args, json: options.json, out: io.out, err: io.err });
+      }),
+    );
+  const jobs = [...jobRegistry.keys()];
+  for (const name of jobs.filter((n) => !n.startsWith('fix-'))) addJobCommand(program, name, run, env, io);
+  program.commandsGroup('Repairs (print the plan; --apply executes it under the same guards as Slack):');
+  for (const name of jobs.filter((n) => n.startsWith('fix-'))) addJobCommand(program, name, run, env, io);
+  program.commandsGroup('Commands:');
+  return program;
+}
+
+/** Wraps a command's action: reads the options (wherever they stood on the line) and records its exit status. */
+type Runner = (name: string, action: (options: CliOptions, args: string[]) => Promise<number>) => (this: Command) => Promise<void>;
+
+function addJobCommand(program: Command, name: string, run: Runner, env: NodeJS.ProcessEnv, io: Out): void {
+  const help = JOB_HELP[name] ?? { summary: name, target: 'target' };
+  program
+    .command(name)
+    .description(help.summary)
+    .argument(`<${help.target}>`)
+    .action(
+      run(name, (options, [target = '']) => runJobInline(name, target, options, io, env)),
+    );
+}
+
+/** Runs a command's action: an error it throws is printed on one line and becomes exit 64 (config, usage) or 2. */
+async function guarded(name: string, io: Out, action: () => Promise<number>): Promise<number> {
   try {
-    return await runCommand(command, rest, parsed.options, io, env);
+    return await action();
   } catch (err) {
-    io.err(`maas-chatops ${command}: ${describeError(err)}`);
-    if (err instanceof ChatopsError && ['CONFIG_INVALID', 'CONFIG_MISSING', 'USAGE', 'UNKNOWN_TARGET', 'SECRET_UNRESOLVED'].includes(err.code)) {
-      return EXIT.usage;
-    }
-    return EXIT.failed;
+    io.err(`maas-chatops ${name}: ${describeError(err)}`);
+    return err instanceof ChatopsError && USAGE_ERROR_CODES.includes(err.code) ? EXIT.usage : EXIT.failed;
   }
+}
+
+/** The lab ships with the sources only: the compiled build (the image) has no simulators. */
+interface LabModule {
+  runLab(options: { env: NodeJS.ProcessEnv; out: (s: string) => void; err: (s: string) => void }): Promise<number>;
+}
+
+async function runLabFromCheckout(env: NodeJS.ProcessEnv, io: Out): Promise<number> {
+  // Not a literal: the build must not follow it and compile the simulators into dist/.
+  const labEntry = './lab/run-lab.ts';
+  let lab: LabModule;
+  try {
+    lab = (await import(labEntry)) as LabModule;
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    io.err('maas-chatops lab: the lab is not part of this installation; run it from a source checkout: npm ci && npm run lab');
+    return EXIT.usage;
+  }
+  return lab.runLab({ env, out: io.out, err: io.err });
 }
 
 function load(options: CliOptions, env: NodeJS.ProcessEnv, io: Out): LoadedConfig {
   const loaded = loadConfig({ ...(options.config ? { path: options.config } : {}), env });
   for (const w of loaded.warnings) io.err(`warning: ${w}`);
   return loaded;
-}
-
-async function runCommand(command: string, args: string[], options: CliOptions, io: Out, env: NodeJS.ProcessEnv): Promise<number> {
-  if (command === 'lab') {
-    const { runLab } = await import('./lab/run-lab.ts');
-    return runLab({ env, out: io.out, err: io.err });
-  }
-  if (command === 'serve' || command === 'bot' || command === 'worker') {
-    const { runRole } = await import('./main.ts');
-    return runRole(command, { loaded: load(options, env, io), env });
-  }
-  if (command === 'audit') {
-    const { runAuditCli } = await import('./audit/audit-cli.ts');
-    return runAuditCli({ loaded: load(options, env, io), env, args, json: options.json, out: io.out, err: io.err });
-  }
-  if (command === 'sites') {
-    const { config } = load(options, env, io);
-    const overview = sitesOverview(config);
-    io.out(options.json ? JSON.stringify(overview, null, 2) : sitesText(overview));
-    return EXIT.ok;
-  }
-  const job = findJob(command);
-  if (!job) {
-    io.err(`unknown command "${command}"; known: serve, bot, worker, lab, sites, ${[...jobRegistry.keys()].join(', ')}\n\n${USAGE}`);
-    return EXIT.usage;
-  }
-  const target = args[0];
-  if (!target || args.length > 1) {
-    io.err(`usage: maas-chatops ${command} <target>|all [--json]${command.startsWith('fix-') ? ' [--apply]' : ''}`);
-    return EXIT.usage;
-  }
-  return runJobInline(command, target, options, io, env);
 }
 
 async function runJobInline(command: string, target: string, options: CliOptions, io: Out, env: NodeJS.ProcessEnv): Promise<number> {
@@ -135,3 +209,16 @@ async function runJobInline(command: string, target: string, options: CliOptions
   io.out(redact(output));
   return exitCodeFor(reports);
 }
+
+/** Started as a program (`node dist/src/cli.js …`, as the image does) rather than imported. */
+function startedAsProgram(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return pathToFileURL(realpathSync(script)).href === import.meta.url;
+  } catch {
+    return false;
+  }
+}
+
+if (startedAsProgram()) process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.ts';
+
+/** The CLI's usage surface (no config, no MAAS): help, version, suggestions and the usage exit status. */
+async function run(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s) }, { PATH: process.env.PATH });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+describe('maas-chatops usage', () => {
+  it('--version prints the package version and exits 0', async () => {
+    expect(await run('--version')).toEqual({ code: 0, out: version, err: '' });
+    expect((await run('-V')).out).toBe(version);
+  });
+
+  it('--help lists every subcommand on stdout with the exit statuses, exit 0', async () => {
+    const r = await run('--help');
+    expect(r.code).toBe(0);
+    expect(r.err).toBe('');
+    for (const command of ['serve', 'bot', 'worker', 'lab', 'sites', 'audit', 'dns-check', 'resolver-check', 'mac-diff', 'fix-macs', 'fix-dns', 'fix-resolver']) {
+      expect(r.out).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    expect(r.out).toContain('64 usage or config error');
+    expect((await run('help')).code).toBe(0);
+  });
+
+  it('each subcommand has its own --help: its target, and the options it takes', async () => {
+    const r = await run('fix-dns', '--help');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[0]).toBe('Usage: maas-chatops fix-dns [options] <cluster>');
+    expect(r.out).toContain('--apply');
+    expect(r.out).toContain('--config <file>');
+    expect((await run('help', 'mac-diff')).out.split('\n')[0]).toBe('Usage: maas-chatops mac-diff [options] <site|all>');
+  });
+
+  it('a mistyped subcommand exits 64 and suggests the one meant', async () => {
+    const r = await run('dns-chek', 'prod');
+    expect(r.code).toBe(64);
+    expect(r.out).toBe('');
+    expect(r.err).toContain("unknown command 'dns-chek'");
+    expect(r.err).toContain('Did you mean dns-check?');
+  });
+
+  it('usage errors exit 64 on stderr: no command, a missing or extra target, an unknown option', async () => {
+    const none = await run();
+    expect(none.code).toBe(64);
+    expect(none.out).toBe('');
+    expect(none.err).toContain('Usage: maas-chatops <command>');
+    expect((await run('resolver-check')).err).toContain("missing required argument 'site|all'");
+    expect((await run('resolver-check')).code).toBe(64);
+    expect((await run('dns-check', 'prod', 'staging')).code).toBe(64);
+    const bad = await run('sites', '--jsno');
+    expect(bad.code).toBe(64);
+    expect(bad.err).toContain("unknown option '--jsno'");
+    expect(bad.err).toContain('Did you mean --json?');
+  });
+
+  it('takes the options before or after the subcommand and its target', async () => {
+    const before = await run('--config', '/nonexistent/maas-chatops.yaml', 'dns-check', 'prod');
+    const after = await run('dns-check', 'prod', '--json', '--config=/nonexistent/maas-chatops.yaml');
+    for (const r of [before, after]) {
+      expect(r.code).toBe(64);
+      expect(r.err).toContain('/nonexistent/maas-chatops.yaml');
+    }
+  });
+});
