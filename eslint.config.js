@@ -13,5 +13,5 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
-  { files: ['src/cli.ts', 'src/lab/**', 'bench/**', 'bin/**', 'test/**'], rules: { 'no-console': 'off' } },
+  { files: ['src/cli.ts', 'lab/**', 'bench/**', 'bin/**', 'test/**'], rules: { 'no-console': 'off' } },
 );

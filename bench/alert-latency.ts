@@ -12,12 +12,12 @@
 import { writeResultsSection } from './lib/results-md.ts';
 import os from 'node:os';
 import { findJob } from '../jobs/index.ts';
-import type { JobDefinition } from '../jobs/types.ts';
+import type { JobDefinition } from '../src/job-types.ts';
 import { startAlerting, type Alerting } from '../src/alerts/start-alerting.ts';
 import { parseConfigText } from '../src/config.ts';
-import { machine, virshPower, type SimMachine } from '../src/lab/maas-sim/index.ts';
-import { startSlackEmulator, type SlackEmulator } from '../src/lab/slack-emulator/index.ts';
-import { startMacLab, type MacLab, type MacLabSetup, type VmDomain } from '../src/lab/vmhost-sim/index.ts';
+import { machine, virshPower, type SimMachine } from '../lab/maas-sim/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
+import { startMacLab, type MacLab, type MacLabSetup, type VmDomain } from '../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../src/log.ts';
 import { JobQueues } from '../src/queue/job-queues.ts';
 import { createRedis } from '../src/queue/redis-connection.ts';

@@ -13,10 +13,10 @@
  */
 import { randomInt } from 'node:crypto';
 import { fixMacsJob, fixMacsRepair } from '../jobs/fix-macs.ts';
-import type { LockTuning } from '../jobs/types.ts';
-import { machine, virshPower } from '../src/lab/maas-sim/index.ts';
-import { startOutageRig } from '../src/lab/repair-outage.ts';
-import { startMacLab } from '../src/lab/vmhost-sim/index.ts';
+import type { LockTuning } from '../src/job-types.ts';
+import { machine, virshPower } from '../lab/maas-sim/index.ts';
+import { startOutageRig } from '../lab/repair-outage.ts';
+import { startMacLab } from '../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../src/log.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 

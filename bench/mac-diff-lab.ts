@@ -3,8 +3,8 @@
  * memory and CPU figures are the worker's: the MAAS simulator and 20 SSH VM hosts, each behind
  * a latency proxy. Driven over the fork IPC channel by bench/mac-diff.ts.
  */
-import { machine, virshPower, type SimMachine } from '../src/lab/maas-sim/index.ts';
-import { startMacLab, type VmDomain } from '../src/lab/vmhost-sim/index.ts';
+import { machine, virshPower, type SimMachine } from '../lab/maas-sim/index.ts';
+import { startMacLab, type VmDomain } from '../lab/vmhost-sim/index.ts';
 
 export interface BenchWorld {
   machines: number;

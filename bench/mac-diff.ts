@@ -13,7 +13,7 @@ import { writeResultsSection } from './lib/results-md.ts';
 import os from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { checkSiteMacs } from '../jobs/mac-diff.ts';
-import type { JobContext } from '../jobs/types.ts';
+import type { JobContext } from '../src/job-types.ts';
 import type { Adapters } from '../src/adapters.ts';
 import { parseConfigText, type Config } from '../src/config.ts';
 import { silentLogger } from '../src/log.ts';

@@ -12,8 +12,8 @@
  * Writes (or replaces) the `## redis failover` section of bench/RESULTS.md.
  */
 import { randomUUID } from 'node:crypto';
-import { LAB_CHANNELS, LAB_USERS } from '../src/lab/lab-world.ts';
-import { startSentinelBot, type SentinelBot } from '../src/lab/sentinel-bot.ts';
+import { LAB_CHANNELS, LAB_USERS } from '../lab/lab-world.ts';
+import { startSentinelBot, type SentinelBot } from '../lab/sentinel-bot.ts';
 import { silentLogger } from '../src/log.ts';
 import { summary } from './lib/load-rig.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';

@@ -18,9 +18,9 @@
 import { stringify } from 'yaml';
 import { renderAlert } from '../src/alerts/alert-message.ts';
 import { parseConfigText } from '../src/config.ts';
-import { startLabRack, type LabRack } from '../src/lab/rack-sim/lab-rack.ts';
-import { startSlackEmulator, type SlackEmulator } from '../src/lab/slack-emulator/index.ts';
-import { generateKeyPair } from '../src/lab/ssh-sim/keys.ts';
+import { startLabRack, type LabRack } from '../lab/rack-sim/lab-rack.ts';
+import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
+import { generateKeyPair } from '../lab/ssh-sim/keys.ts';
 import { silentLogger } from '../src/log.ts';
 import { startRuntime, type Runtime } from '../src/main.ts';
 import type { Report } from '../src/report.ts';

@@ -1,6 +1,6 @@
 import type { AlertRecord, Silence } from '../src/alerts/alert-record.ts';
 import { formatDuration } from '../src/duration.ts';
-import type { CommandDefinition } from './types.ts';
+import type { CommandDefinition } from '../src/command-types.ts';
 
 const MAX_LINES = 40;
 

@@ -1,6 +1,6 @@
 import { auditTextForSlack } from '../src/audit/audit-text.ts';
 import { targetNames, unknownTargetText } from '../src/alerts/alert-targets.ts';
-import type { CommandDefinition } from './types.ts';
+import type { CommandDefinition } from '../src/command-types.ts';
 
 const USAGE = 'Usage: /maas audit [site|cluster]';
 const SHOWN = 20;

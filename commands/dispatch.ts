@@ -1,7 +1,7 @@
 import { describeError } from '../src/errors.ts';
 import { helpReply } from './help.ts';
 import { commandList, findCommand } from './index.ts';
-import type { CommandContext, CommandReply } from './types.ts';
+import type { CommandContext, CommandReply } from '../src/command-types.ts';
 
 const MAX_TEXT = 500;
 /** Names are at most 63 characters (config NAME_RE); durations and counts are shorter. */

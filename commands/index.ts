@@ -6,7 +6,7 @@ import { alertsCommand } from './alerts.ts';
 import { silenceCommand } from './silence.ts';
 import { scanCommand } from './scan.ts';
 import { auditCommand } from './audit.ts';
-import type { CommandDefinition } from './types.ts';
+import type { CommandDefinition } from '../src/command-types.ts';
 
 /** Every /maas subcommand, by name. Later work adds one line each. */
 export const commandList: CommandDefinition[] = [];

@@ -1,5 +1,5 @@
 import { sitesOverview, sitesText } from '../src/sites.ts';
-import type { CommandDefinition } from './types.ts';
+import type { CommandDefinition } from '../src/command-types.ts';
 
 export const sitesCommand: CommandDefinition = {
   name: 'sites',

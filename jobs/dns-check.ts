@@ -1,6 +1,6 @@
-import { apiServerFqdn, evaluateDns, isCustomDns, type ControllerObservation, type DnsSnapshot } from '../src/checks/dns.ts';
+import { apiServerFqdn, evaluateDns, isCustomDns, type ControllerObservation, type DnsSnapshot } from '../src/features/dns/evaluate.ts';
 import type { ClusterConfig } from '../src/config.ts';
-import { askClientView } from '../src/dns-probe/client-view.ts';
+import { askClientView } from '../src/features/dns/client-view.ts';
 import { describeError } from '../src/errors.ts';
 import { CLUSTER_NAME_LABEL } from '../src/kube/capmaas.ts';
 import type { KubeClient, MaasClusterObject } from '../src/kube/types.ts';
@@ -8,7 +8,7 @@ import { MaasApiError } from '../src/maas/maas-api-error.ts';
 import type { MaasClient } from '../src/maas/types.ts';
 import { finishReport, type Report } from '../src/report.ts';
 import { resolveTargets, runPerTarget } from '../src/targets.ts';
-import type { JobContext, JobDefinition } from './types.ts';
+import type { JobContext, JobDefinition } from '../src/job-types.ts';
 
 /** `/maas dns-check <cluster>|all`: is the API server's MAAS DNS record what the control plane needs? */
 export const dnsCheckJob: JobDefinition = {

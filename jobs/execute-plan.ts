@@ -11,7 +11,7 @@ import { planView } from '../src/repair/plan-view.ts';
 import { finishReport, probeFailed, type Report, type StepResult } from '../src/report.ts';
 import { resolveTargets, type TargetKind } from '../src/targets.ts';
 import type { RepairOutcome } from '../src/metrics.ts';
-import type { JobContext, JobData, LockTuning } from './types.ts';
+import type { JobContext, JobData, LockTuning } from '../src/job-types.ts';
 
 /**
  * BullMQ's lock for the repair kinds (docs/operations.md, "Repair runs and BullMQ's lock"): a minute

@@ -1,11 +1,11 @@
 import type { ClusterConfig } from '../src/config.ts';
 import { requireAdmin } from '../src/maas/api-user.ts';
-import { dnsStepRunner } from '../src/repair/dns-steps.ts';
-import { planDnsRepair } from '../src/repair/dns-planner.ts';
+import { dnsStepRunner } from '../src/features/dns/repair-steps.ts';
+import { planDnsRepair } from '../src/features/dns/repair-planner.ts';
 import { gatherDnsSnapshot } from './dns-check.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
-import type { JobDefinition } from './types.ts';
+import type { JobDefinition } from '../src/job-types.ts';
 
 /** fix-dns: put the running control plane's IPs back on the API server record and align the hash cache. */
 export const fixDnsRepair: RepairDefinition = {

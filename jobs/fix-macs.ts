@@ -1,12 +1,12 @@
 import type { SiteConfig } from '../src/config.ts';
 import { apiUserOf } from '../src/maas/api-user.ts';
 import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../src/repair/follow-commissioning.ts';
-import { macStepRunner } from '../src/repair/mac-steps.ts';
-import { planMacRepair } from '../src/repair/mac-planner.ts';
+import { macStepRunner } from '../src/features/macs/repair-steps.ts';
+import { planMacRepair } from '../src/features/macs/repair-planner.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import { gatherMacSnapshot } from './mac-diff.ts';
-import type { JobDefinition } from './types.ts';
+import type { JobDefinition } from '../src/job-types.ts';
 
 /** fix-macs: update MAAS's interface records to the live MACs, machine by machine. */
 export const fixMacsRepair: RepairDefinition = {

@@ -1,13 +1,13 @@
 import type { SiteConfig } from '../src/config.ts';
 import { requireAdmin } from '../src/maas/api-user.ts';
-import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
-import { configRefusal, planResolverRepair, type ResolverRepairInput } from '../src/repair/resolver-planner.ts';
+import { gatherSiteResolver } from '../src/features/resolver/node-facing.ts';
+import { configRefusal, planResolverRepair, type ResolverRepairInput } from '../src/features/resolver/repair-planner.ts';
 import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../src/repair/follow-commissioning.ts';
-import { lookUpCanary } from '../src/repair/resolver-canary.ts';
-import { resolverStepRunner } from '../src/repair/resolver-steps.ts';
+import { lookUpCanary } from '../src/features/resolver/repair-canary.ts';
+import { resolverStepRunner } from '../src/features/resolver/repair-steps.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
-import type { JobContext, JobDefinition } from './types.ts';
+import type { JobContext, JobDefinition } from '../src/job-types.ts';
 
 /** A fresh resolver-check of the site, as fix-resolver plans from it: dig on the rack for the resolver and the forwarder, and MAAS's subnet. */
 export async function gatherResolverRepair(ctx: JobContext, name: string): Promise<ResolverRepairInput> {

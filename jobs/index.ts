@@ -1,4 +1,4 @@
-import type { JobDefinition } from './types.ts';
+import type { JobDefinition } from '../src/job-types.ts';
 import { resolverCheckJob } from './resolver-check.ts';
 import { macDiffJob } from './mac-diff.ts';
 import { dnsCheckJob } from './dns-check.ts';

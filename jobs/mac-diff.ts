@@ -1,16 +1,16 @@
-import { evaluateMacs, type MacSnapshot } from '../src/checks/macs.ts';
-import { planVmHostProbes, type VmHostProbePlan } from '../src/checks/macs-targets.ts';
+import { evaluateMacs, type MacSnapshot } from '../src/features/macs/evaluate.ts';
+import { planVmHostProbes, type VmHostProbePlan } from '../src/features/macs/vm-host-targets.ts';
 import type { SiteConfig } from '../src/config.ts';
 import { requireAdmin, type AdminCommand } from '../src/maas/api-user.ts';
 import type { MachineFilter, MaasMachine, PowerParameters } from '../src/maas/types.ts';
 import { finishReport, type Finding, type Report } from '../src/report.ts';
-import { applyWitnesses, driftedSystemIds, eventLimitFor, type Read } from '../src/checks/macs-witnesses.ts';
+import { applyWitnesses, driftedSystemIds, eventLimitFor, type Read } from '../src/features/macs/witnesses.ts';
 import { describeError } from '../src/errors.ts';
 import { vmHostTarget } from '../src/ssh/targets.ts';
 import type { SshTarget } from '../src/ssh/types.ts';
-import { probeVmHosts } from '../src/ssh/virsh-probe.ts';
+import { probeVmHosts } from '../src/features/macs/virsh-probe.ts';
 import { resolveTargets, runPerTarget } from '../src/targets.ts';
-import type { JobContext, JobDefinition } from './types.ts';
+import type { JobContext, JobDefinition } from '../src/job-types.ts';
 
 export interface MacDiffOptions {
   /** VM hosts probed at once (default DEFAULT_CONCURRENCY, 32). */

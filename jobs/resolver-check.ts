@@ -1,9 +1,9 @@
-import { evaluateResolver } from '../src/checks/resolver.ts';
-import { gatherSiteResolver } from '../src/dns-probe/node-facing.ts';
-import { probeSiteResolver } from '../src/dns-probe/site-probe.ts';
+import { evaluateResolver } from '../src/features/resolver/evaluate.ts';
+import { gatherSiteResolver } from '../src/features/resolver/node-facing.ts';
+import { probeSiteResolver } from '../src/features/resolver/site-probe.ts';
 import { finishReport, type Report } from '../src/report.ts';
 import { resolveTargets, runPerTarget } from '../src/targets.ts';
-import type { JobContext, JobDefinition } from './types.ts';
+import type { JobContext, JobDefinition } from '../src/job-types.ts';
 
 /** `/maas resolver-check <site>|all`: does each rack's node-facing resolver answer its own zone? */
 export const resolverCheckJob: JobDefinition = {

@@ -6,7 +6,7 @@ import { redactDeep, type Redactor } from '../src/redact.ts';
 import { finishReport, probeFailed, type Report } from '../src/report.ts';
 import { resolveTargets } from '../src/targets.ts';
 import { findJob as findRegisteredJob } from './index.ts';
-import type { JobContext, JobData, JobDefinition } from './types.ts';
+import type { JobContext, JobData, JobDefinition } from '../src/job-types.ts';
 
 export const SCAN_JOB = 'scan';
 

@@ -177,7 +177,7 @@ interface LabModule {
 
 async function runLabFromCheckout(env: NodeJS.ProcessEnv, io: Out): Promise<number> {
   // Not a literal: the build must not follow it and compile the simulators into dist/.
-  const labEntry = './lab/run-lab.ts';
+  const labEntry = '../lab/run-lab.ts';
   let lab: LabModule;
   try {
     lab = (await import(labEntry)) as LabModule;

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { commandList } from '../commands/index.ts';
 import { jobRegistry } from '../jobs/index.ts';
-import type { JobData } from '../jobs/types.ts';
+import type { JobData } from './job-types.ts';
 import type { Adapters } from './adapters.ts';
 import { auditKey, createAuditLog, type AuditLog } from './audit/audit-log.ts';
 import type { LoadedConfig } from './config.ts';

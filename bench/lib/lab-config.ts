@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import type { LabWorld } from '../../src/lab/lab-world.ts';
+import type { LabWorld } from '../../lab/lab-world.ts';
 
 export interface ConfigDoc {
   slack: Record<string, unknown>;

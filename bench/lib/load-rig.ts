@@ -5,15 +5,15 @@
  * real Redis under a fresh prefix. Many sites and clusters alias the lab's, so that a burst holds
  * many distinct checks (each asked for several times, as people do in an incident).
  */
-import { deletePrefix } from '../../src/lab/redis-keys.ts';
+import { deletePrefix } from '../../lab/redis-keys.ts';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { LAB_USERS, startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
-import { freePort } from '../../src/lab/private-redis.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
+import { freePort } from '../../lab/private-redis.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { queueNameFor } from '../../src/queue/queue-names.ts';
 import { aliasClusters, aliasSites, numbered, writeLabConfigVariant, type WrittenConfig } from './lab-config.ts';
 import { startRoleProcess, type RoleProcess } from './role-process.ts';

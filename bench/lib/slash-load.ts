@@ -6,7 +6,7 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { EMULATED, slackSignature } from '../../src/lab/slack-emulator/index.ts';
+import { EMULATED, slackSignature } from '../../lab/slack-emulator/index.ts';
 
 export interface LoadCommand {
   text: string;

@@ -1,7 +1,7 @@
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Redis } from 'ioredis';
 import { createScanJob, SCAN_JOB } from '../../jobs/scan.ts';
-import type { JobDefinition } from '../../jobs/types.ts';
+import type { JobDefinition } from '../job-types.ts';
 import type { Adapters } from '../adapters.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';

@@ -1,5 +1,5 @@
 import { parseCommandText } from '../../commands/dispatch.ts';
-import type { CommandReply } from '../../commands/types.ts';
+import type { CommandReply } from '../command-types.ts';
 import { describeError } from '../errors.ts';
 import type { AuditInput } from './audit-entry.ts';
 import type { AuditRecorder } from './audit-log.ts';

@@ -2,7 +2,7 @@ import { withTimeout } from '../with-timeout.ts';
 import { randomUUID } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobData } from '../../jobs/types.ts';
+import type { JobData } from '../job-types.ts';
 import { ChatopsError } from '../errors.ts';
 import type { Redactor } from '../redact.ts';
 import { CheckDedup, DEDUP_GROUP_FIELD, DEDUPLICATED_JOBS, type Submitted } from './dedup.ts';

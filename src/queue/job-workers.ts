@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobContext, JobData, JobDefinition, LockTuning } from '../../jobs/types.ts';
+import type { JobContext, JobData, JobDefinition, LockTuning } from '../job-types.ts';
 import { ChatopsError, describeError } from '../errors.ts';
 import type { Notifier, ReplyTarget } from '../notifier.ts';
 import { redactDeep, type Redactor } from '../redact.ts';

@@ -1,7 +1,7 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { dispatchCommand } from '../../commands/dispatch.ts';
 import { findCommand } from '../../commands/index.ts';
-import type { CommandContext, CommandReply } from '../../commands/types.ts';
+import type { CommandContext, CommandReply } from '../command-types.ts';
 import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
 import type { AlertStore } from '../alerts/alert-store.ts';
 import { isScanCheck, SCAN_CHECKS } from '../alerts/scan-checks.ts';

@@ -1,6 +1,6 @@
 import type { RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import type { CommandReply } from '../../commands/types.ts';
+import type { CommandReply } from '../command-types.ts';
 import type { Logger } from '../log.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
 import { sendWithFallback, type OutgoingMessage } from './message-budget.ts';

@@ -1,4 +1,4 @@
-import type { JobData } from '../../jobs/types.ts';
+import type { JobData } from '../job-types.ts';
 import { ChatopsError, describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 

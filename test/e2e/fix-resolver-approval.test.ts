@@ -2,9 +2,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApprovalStack, type ApprovalStack } from '../helpers/approval-stack.ts';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
-import { onPath } from '../../src/lab/rack-sim/index.ts';
-import { type EmulatedMessage } from '../../src/lab/slack-emulator/index.ts';
-import { blocksText } from '../../src/lab/transcript.ts';
+import { onPath } from '../../lab/rack-sim/index.ts';
+import { type EmulatedMessage } from '../../lab/slack-emulator/index.ts';
+import { blocksText } from '../../lab/transcript.ts';
 import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
 import { startResolverSite, type ResolverSite } from '../integration/fix-resolver-site.ts';
 

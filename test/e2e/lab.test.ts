@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runLab } from '../../src/lab/run-lab.ts';
+import { runLab } from '../../lab/run-lab.ts';
 import { TEST_REDIS_URL } from '../helpers/redis.ts';
 
 describe('npm run lab', () => {

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobDefinition } from '../../jobs/types.ts';
+import type { JobDefinition } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { JobQueues } from '../../src/queue/job-queues.ts';
 import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-workers.ts';

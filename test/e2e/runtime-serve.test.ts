@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { silentLogger } from '../../src/log.ts';
-import { startLabBot, type LabBot } from '../../src/lab/lab-bot.ts';
-import { LAB_CHANNELS, LAB_USERS, type LabWorld } from '../../src/lab/lab-world.ts';
-import { type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startLabBot, type LabBot } from '../../lab/lab-bot.ts';
+import { LAB_CHANNELS, LAB_USERS, type LabWorld } from '../../lab/lab-world.ts';
+import { type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 /** The whole path: signed slash command → Bolt → BullMQ on Redis → worker → simulators → Slack. */

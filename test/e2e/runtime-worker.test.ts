@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
-import { freePort, startPrivateRedis, type RedisHandle } from '../../src/lab/private-redis.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { freePort, startPrivateRedis, type RedisHandle } from '../../lab/private-redis.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 const loaded = parseConfigText('{}', { path: 'empty.yaml', env: {} });

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { macSummary, type MacRow } from '../../src/checks/macs-summary.ts';
-import { checkMessage, startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { macSummary, type MacRow } from '../../src/features/macs/summary.ts';
+import { checkMessage, startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { finishReport, type Finding, type Report } from '../../src/report.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';
-import { blocksText } from '../../src/lab/transcript.ts';
+import { blocksText } from '../../lab/transcript.ts';
 import { capturedLog } from './slack-harness.ts';
 
 let emulator: SlackEmulator;

@@ -1,6 +1,6 @@
 import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';

@@ -1,6 +1,6 @@
 import { LogLevel, WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { slackSignature, startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { slackSignature, startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 
 let emulator: SlackEmulator;
 

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import type { JobData } from '../../jobs/types.ts';
+import type { JobData } from '../../src/job-types.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import type { Logger } from '../../src/log.ts';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkCommand } from '../../commands/check-command.ts';
 import { findCommand, registerCommand } from '../../commands/index.ts';
-import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
 import { capturedLog, recordingQueue, testConfig, type RecordingQueue } from './slack-harness.ts';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkBlocks, startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { checkBlocks, startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createRedactor } from '../../src/redact.ts';
 import type { Finding, Report } from '../../src/report.ts';
 import { createSlackNotifier, SlackDeliveryError } from '../../src/slack/notifier.ts';

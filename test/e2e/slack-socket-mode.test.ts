@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
 import { capturedLog, recordingQueue, testConfig, type RecordingQueue } from './slack-harness.ts';
 

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
-import type { JobDefinition } from '../../jobs/types.ts';
+import type { JobDefinition } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import type { AuditInput } from '../../src/audit/audit-entry.ts';
 import type { AuditLog } from '../../src/audit/audit-log.ts';
 import type { Config } from '../../src/config.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { JobQueues } from '../../src/queue/job-queues.ts';
 import { startJobWorkers } from '../../src/queue/job-workers.ts';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-export { deletePrefix } from '../../src/lab/redis-keys.ts';
+export { deletePrefix } from '../../lab/redis-keys.ts';
 
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { pinnedMacsSnippet, tableText, type MacRow } from '../../src/checks/macs-summary.ts';
+import { pinnedMacsSnippet, tableText, type MacRow } from '../../src/features/macs/summary.ts';
 import type { Finding, PlanStep, Report, ReportKind, Severity, StepResult } from '../../src/report.ts';
 import { statusOf } from '../../src/report.ts';
 

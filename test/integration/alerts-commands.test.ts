@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { dispatchCommand } from '../../commands/dispatch.ts';
-import type { CommandContext } from '../../commands/types.ts';
-import type { JobData, JobDefinition } from '../../jobs/types.ts';
+import type { CommandContext } from '../../src/command-types.ts';
+import type { JobData, JobDefinition } from '../../src/job-types.ts';
 import { AlertStore } from '../../src/alerts/alert-store.ts';
 import { startAlerting } from '../../src/alerts/start-alerting.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText } from '../../src/config.ts';
-import { startSlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { JobQueues } from '../../src/queue/job-queues.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';

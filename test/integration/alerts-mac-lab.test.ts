@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAlerting } from '../../src/alerts/start-alerting.ts';
 import { parseConfigText } from '../../src/config.ts';
-import { machine, virshPower } from '../../src/lab/maas-sim/index.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
-import { startMacLab, type MacLab, type VmDomain } from '../../src/lab/vmhost-sim/index.ts';
+import { machine, virshPower } from '../../lab/maas-sim/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
+import { startMacLab, type MacLab, type VmDomain } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { createPacedSender, type PacedSender, type PacedSenderOptions } from '../../src/slack/paced-sender.ts';

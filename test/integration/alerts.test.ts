@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createScanJob } from '../../jobs/scan.ts';
-import type { JobContext, JobDefinition } from '../../jobs/types.ts';
+import type { JobContext, JobDefinition } from '../../src/job-types.ts';
 import { AlertStore } from '../../src/alerts/alert-store.ts';
 import type { AuditInput } from '../../src/audit/audit-entry.ts';
 import type { AuditLog } from '../../src/audit/audit-log.ts';
 import { AlertReconciler } from '../../src/alerts/reconcile.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText } from '../../src/config.ts';
-import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.ts';
-import { startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
+import { startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
 
 /** The terminal path: the same jobs inline, against the lab's simulators, with the documented exit statuses. */
 describe('maas-chatops CLI', () => {

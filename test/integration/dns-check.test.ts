@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dnsCheckJob } from '../../jobs/dns-check.ts';
-import type { JobContext } from '../../jobs/types.ts';
+import type { JobContext } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
-import { dnsHash, EMPTY_SET_HASH } from '../../src/checks/dns.ts';
+import { dnsHash, EMPTY_SET_HASH } from '../../src/features/dns/evaluate.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
-import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../src/lab/kube-sim/index.ts';
-import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../src/lab/maas-sim/index.ts';
+import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
+import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../lab/maas-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
 import type { Report } from '../../src/report.ts';

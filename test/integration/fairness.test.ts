@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config.ts';
-import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
-import { scenario, startMaasSimulator, type MaasSimulator } from '../../src/lab/maas-sim/index.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
-import { macLabScenario } from '../../src/lab/vmhost-sim/index.ts';
+import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
+import { scenario, startMaasSimulator, type MaasSimulator } from '../../lab/maas-sim/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
+import { macLabScenario } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { aliasSites, numbered, writeLabConfigVariant, type WrittenConfig } from '../../bench/lib/lab-config.ts';

@@ -1,11 +1,11 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
-import { machine } from '../../src/lab/maas-sim/index.ts';
-import { onPath } from '../../src/lab/rack-sim/index.ts';
+import { machine } from '../../lab/maas-sim/index.ts';
+import { onPath } from '../../lab/rack-sim/index.ts';
 import type { Report } from '../../src/report.ts';
 import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
-import { resolverStepRunner } from '../../src/repair/resolver-steps.ts';
+import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
 import { NODE_SUBNET, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
 
 // fix-resolver's canary against the real rack parts (ssh2 + /bin/sh + dig, dnsmasq) and the MAAS

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
-import { probeSoaDirect } from '../../src/dns-probe/direct.ts';
-import { onPath } from '../../src/lab/rack-sim/index.ts';
+import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
+import { onPath } from '../../lab/rack-sim/index.ts';
 import type { Notifier } from '../../src/notifier.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import type { RepairPlan } from '../../src/repair/plan.ts';

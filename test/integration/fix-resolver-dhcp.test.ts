@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
-import { onPath } from '../../src/lab/rack-sim/index.ts';
+import { onPath } from '../../lab/rack-sim/index.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
 import { RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
 

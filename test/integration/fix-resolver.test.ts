@@ -6,12 +6,12 @@ import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { main } from '../../src/cli.ts';
-import { onPath } from '../../src/lab/rack-sim/index.ts';
+import { onPath } from '../../lab/rack-sim/index.ts';
 import { maasOAuthHeader } from '../../src/maas/oauth-header.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
 import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
-import { resolverStepRunner } from '../../src/repair/resolver-steps.ts';
+import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
 import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
 
 // Real parts: the rack is an ssh2 server running commands in /bin/sh with the installed dig; the

@@ -12,7 +12,7 @@ import {
   preferredSubnetConfigMap,
   startKubeSimulator,
   type KubeSimulator,
-} from '../../src/lab/kube-sim/index.ts';
+} from '../../lab/kube-sim/index.ts';
 import { Secret } from '../../src/secret.ts';
 
 const IMAGE = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:v4.9.1-spectro';

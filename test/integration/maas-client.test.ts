@@ -19,7 +19,7 @@ import {
   subnet,
   virshPower,
   type MaasSimulator,
-} from '../../src/lab/maas-sim/index.ts';
+} from '../../lab/maas-sim/index.ts';
 
 const FAST: MaasClientOptions = { backoffMs: 1, timeoutMs: 5_000 };
 

@@ -18,7 +18,7 @@ import {
   type MaasSimulator,
   type MaasSimulatorOptions,
   type ScenarioInput,
-} from '../../src/lab/maas-sim/index.ts';
+} from '../../lab/maas-sim/index.ts';
 
 let sim: MaasSimulator | undefined;
 let client: ClosableMaasClient | undefined;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfigText, type Config } from '../../src/config.ts';
-import { discovery, machine, nodeEvent, rackController, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../src/lab/maas-sim/index.ts';
+import { discovery, machine, nodeEvent, rackController, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../lab/maas-sim/index.ts';
 import { createMaasClient, type ClosableMaasClient } from '../../src/maas/client.ts';
 import { MaasApiError } from '../../src/maas/maas-api-error.ts';
 

@@ -15,7 +15,7 @@ import {
   subnet,
   type MaasSimulator,
   type MaasSimulatorOptions,
-} from '../../src/lab/maas-sim/index.ts';
+} from '../../lab/maas-sim/index.ts';
 
 let sim: MaasSimulator;
 let key: string;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { macDiffJob } from '../../jobs/mac-diff.ts';
-import { discovery, machine, nodeEvent, rackController, virshPower } from '../../src/lab/maas-sim/index.ts';
-import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
+import { discovery, machine, nodeEvent, rackController, virshPower } from '../../lab/maas-sim/index.ts';
+import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Report } from '../../src/report.ts';
 

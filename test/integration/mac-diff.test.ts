@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { macDiffJob } from '../../jobs/mac-diff.ts';
-import type { JobContext } from '../../jobs/types.ts';
-import { machine, virshPower } from '../../src/lab/maas-sim/index.ts';
-import { macLabScenario, startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
+import type { JobContext } from '../../src/job-types.ts';
+import { machine, virshPower } from '../../lab/maas-sim/index.ts';
+import { macLabScenario, startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Finding, Report } from '../../src/report.ts';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { JobDefinition } from '../../jobs/types.ts';
+import type { JobDefinition } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';

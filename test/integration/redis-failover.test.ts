@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LAB_CHANNELS, LAB_USERS } from '../../src/lab/lab-world.ts';
-import { startSentinelBot, type SentinelBot } from '../../src/lab/sentinel-bot.ts';
+import { LAB_CHANNELS, LAB_USERS } from '../../lab/lab-world.ts';
+import { startSentinelBot, type SentinelBot } from '../../lab/sentinel-bot.ts';
 import { createLogger } from '../../src/log.ts';
-import type { EmulatedMessage } from '../../src/lab/slack-emulator/index.ts';
+import type { EmulatedMessage } from '../../lab/slack-emulator/index.ts';
 import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
 import { JobQueues } from '../../src/queue/job-queues.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';

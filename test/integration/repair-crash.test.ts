@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
-import type { JobContext } from '../../jobs/types.ts';
-import { machine, virshPower } from '../../src/lab/maas-sim/index.ts';
-import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
+import type { JobContext } from '../../src/job-types.ts';
+import { machine, virshPower } from '../../lab/maas-sim/index.ts';
+import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { NODE_STATUS } from '../../src/maas/node-status.ts';
 import type { Notifier } from '../../src/notifier.ts';

@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
-import type { JobContext } from '../../jobs/types.ts';
-import { machine, virshPower, type MaasSimCall } from '../../src/lab/maas-sim/index.ts';
-import { macLabScenario, startMacLab, type MacLab, type VmDomain } from '../../src/lab/vmhost-sim/index.ts';
+import type { JobContext } from '../../src/job-types.ts';
+import { machine, virshPower, type MaasSimCall } from '../../lab/maas-sim/index.ts';
+import { macLabScenario, startMacLab, type MacLab, type VmDomain } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { NODE_STATUS } from '../../src/maas/node-status.ts';
 import type { MaasClient } from '../../src/maas/types.ts';
 import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
-import { macStepRunner } from '../../src/repair/mac-steps.ts';
+import { macStepRunner } from '../../src/features/macs/repair-steps.ts';
 import { withId } from '../../src/repair/plan.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
-import { machine, virshPower } from '../../src/lab/maas-sim/index.ts';
-import { startOutageRig, type OutageRig } from '../../src/lab/repair-outage.ts';
-import { startMacLab, type MacLab } from '../../src/lab/vmhost-sim/index.ts';
+import { machine, virshPower } from '../../lab/maas-sim/index.ts';
+import { startOutageRig, type OutageRig } from '../../lab/repair-outage.ts';
+import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { NODE_STATUS } from '../../src/maas/node-status.ts';
 import { OUTAGE_LOCK, OUTAGE_MS, countBy, waitFor } from '../helpers/outage.ts';

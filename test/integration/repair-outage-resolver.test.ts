@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
-import { onPath } from '../../src/lab/rack-sim/index.ts';
-import { startOutageRig, type OutageRig } from '../../src/lab/repair-outage.ts';
+import { onPath } from '../../lab/rack-sim/index.ts';
+import { startOutageRig, type OutageRig } from '../../lab/repair-outage.ts';
 import { OUTAGE_LOCK, OUTAGE_MS, countBy, waitFor } from '../helpers/outage.ts';
 import { startResolverSite, type ResolverSite } from './fix-resolver-site.ts';
 

@@ -6,10 +6,10 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText } from '../../src/config.ts';
-import { probeSoaDirect } from '../../src/dns-probe/direct.ts';
+import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
 import { silentLogger } from '../../src/log.ts';
-import { onPath, startDnsmasq, type RunningDnsmasq } from '../../src/lab/rack-sim/index.ts';
-import { generateKeyPair, startSshServer, type SshServerOptions, type SshSimServer } from '../../src/lab/ssh-sim/index.ts';
+import { onPath, startDnsmasq, type RunningDnsmasq } from '../../lab/rack-sim/index.ts';
+import { generateKeyPair, startSshServer, type SshServerOptions, type SshSimServer } from '../../lab/ssh-sim/index.ts';
 import type { Report } from '../../src/report.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
 

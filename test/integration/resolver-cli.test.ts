@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDigStub, startRack, type SimulatedRack } from '../../src/lab/rack-sim/index.ts';
-import { generateKeyPair, startSshServer, type SshSimServer } from '../../src/lab/ssh-sim/index.ts';
+import { createDigStub, startRack, type SimulatedRack } from '../../lab/rack-sim/index.ts';
+import { generateKeyPair, startSshServer, type SshSimServer } from '../../lab/ssh-sim/index.ts';
 
 // `maas-chatops resolver-check` as an operator runs it: the real bin in a child process, a config
 // file with a file: private key, an SSH server on loopback, and simulated rack resolvers.

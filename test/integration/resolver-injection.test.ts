@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfigText, type SiteConfig } from '../../src/config.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { probeSiteResolver } from '../../src/dns-probe/site-probe.ts';
-import { generateKeyPair, startSshServer, type SshSimServer } from '../../src/lab/ssh-sim/index.ts';
+import { probeSiteResolver } from '../../src/features/resolver/site-probe.ts';
+import { generateKeyPair, startSshServer, type SshSimServer } from '../../lab/ssh-sim/index.ts';
 import { Secret } from '../../src/secret.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
 

@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { resolverCheckJob } from '../../jobs/resolver-check.ts';
 import { parseConfigText } from '../../src/config.ts';
-import { probeSoaDirect } from '../../src/dns-probe/direct.ts';
+import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
 import { silentLogger } from '../../src/log.ts';
-import { createDigStub, digPathPrefix, onPath, startLabRack, startRack, type RackMode, type SimulatedRack } from '../../src/lab/rack-sim/index.ts';
-import { generateKeyPair, startSshServer } from '../../src/lab/ssh-sim/index.ts';
+import { createDigStub, digPathPrefix, onPath, startLabRack, startRack, type RackMode, type SimulatedRack } from '../../lab/rack-sim/index.ts';
+import { generateKeyPair, startSshServer } from '../../lab/ssh-sim/index.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
 import { parseDig, type DigResult } from '../../src/ssh/dig.ts';
 

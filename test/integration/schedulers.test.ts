@@ -1,11 +1,11 @@
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { JobDefinition } from '../../jobs/types.ts';
+import type { JobDefinition } from '../../src/job-types.ts';
 import { startAlerting, type Alerting } from '../../src/alerts/start-alerting.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { queueNameFor } from '../../src/queue/queue-names.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';

@@ -2,7 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatopsError } from '../../src/errors.ts';
-import { generateKeyPair, knownHostsLine, startSshServer, type SshSimServer } from '../../src/lab/ssh-sim/index.ts';
+import { generateKeyPair, knownHostsLine, startSshServer, type SshSimServer } from '../../lab/ssh-sim/index.ts';
 import { Secret } from '../../src/secret.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
 import { knownHostsPins } from '../../src/ssh/known-hosts.ts';

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { auditKey, createAuditLog } from '../../src/audit/audit-log.ts';
 import { createLogger } from '../../src/log.ts';
 import { createRedactor } from '../../src/redact.ts';
-import { freePort } from '../../src/lab/private-redis.ts';
+import { freePort } from '../../lab/private-redis.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 const redis = new Redis(TEST_REDIS_URL);

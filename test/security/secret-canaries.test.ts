@@ -6,9 +6,9 @@ import { parse as parseYaml, stringify } from 'yaml';
 import { runAuditCli } from '../../src/audit/audit-cli.ts';
 import { main as cli } from '../../src/cli.ts';
 import { loadConfig } from '../../src/config.ts';
-import { kubeconfigFor } from '../../src/lab/kube-sim/index.ts';
-import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../src/lab/lab-world.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { kubeconfigFor } from '../../lab/kube-sim/index.ts';
+import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 

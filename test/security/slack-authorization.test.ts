@@ -9,7 +9,7 @@ import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { createPlanStore } from '../../src/repair/plan-store.ts';
 import { planReport, withId } from '../../src/repair/plan.ts';
-import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../src/lab/slack-emulator/index.ts';
+import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { approvalHandlers } from '../../src/slack/approvals.ts';
 import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
 import { APPROVE_ACTION, REJECT_ACTION } from '../../src/slack/plan-render.ts';

@@ -8,10 +8,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const findings = readFileSync(join(ROOT, 'docs/findings.md'), 'utf8');
 const operations = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
 
-/** Finding codes the checks emit: `code: 'X'` in src/checks and jobs. */
+/** Finding codes the checks emit: `code: 'X'` in src/features and jobs. */
 function emittedCodes(): string[] {
   const codes = new Set<string>();
-  for (const dir of ['src/checks', 'jobs']) {
+  for (const dir of ['src/features', 'jobs']) {
     for (const file of readdirSync(join(ROOT, dir), { recursive: true }) as string[]) {
       if (!file.endsWith('.ts')) continue;
       const text = readFileSync(join(ROOT, dir, file), 'utf8');

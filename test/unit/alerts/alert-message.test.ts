@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALERT_ACTIONS, renderAlert, threadNote } from '../../../src/alerts/alert-message.ts';
 import type { AlertRecord } from '../../../src/alerts/alert-record.ts';
-import { checkBlocks } from '../../../src/lab/slack-emulator/index.ts';
+import { checkBlocks } from '../../../lab/slack-emulator/index.ts';
 import type { Finding } from '../../../src/report.ts';
 
 const T0 = Date.parse('2026-11-30T12:00:00Z');

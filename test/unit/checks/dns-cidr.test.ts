@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { invalidCidrs, ipInSubnets, parseIp } from '../../../src/checks/dns-cidr.ts';
+import { invalidCidrs, ipInSubnets, parseIp } from '../../../src/features/dns/cidr.ts';
 
 describe('ipInSubnets (Go ParseCIDR/Contains semantics)', () => {
   it.each([

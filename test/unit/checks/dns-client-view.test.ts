@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { clientViewFinding } from '../../../src/checks/dns-client-view.ts';
-import type { ClientView } from '../../../src/dns-probe/client-view.ts';
+import { clientViewFinding } from '../../../src/features/dns/client-view-finding.ts';
+import type { ClientView } from '../../../src/features/dns/client-view.ts';
 
 const FQDN = 'prod-k8s.maas.example';
 const reply = (addresses: { ip: string; ttl: number }[], status = 'NOERROR'): ClientView => ({ outcome: 'reply', resolver: '10.20.0.2', askedBy: 'dig on the site-b rack', status, addresses });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { controllerVersionOf, isFixedControllerVersion, isVulnerableControllerVersion } from '../../../src/checks/dns-controller-version.ts';
+import { controllerVersionOf, isFixedControllerVersion, isVulnerableControllerVersion } from '../../../src/features/dns/controller-version.ts';
 
 const REPO = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller';
 

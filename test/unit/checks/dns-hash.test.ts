@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareStrings, dnsHash, EMPTY_SET_HASH } from '../../../src/checks/dns-hash.ts';
+import { compareStrings, dnsHash, EMPTY_SET_HASH } from '../../../src/features/dns/dns-hash.ts';
 
 // Expected values computed outside this code: printf '<ip>\0…' | sha256sum
 describe('dnsHash (the controller StableHashStringSlice)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { computeDesiredSet, dnsHash, EMPTY_SET_HASH, evaluateDns, type DnsSnapshot } from '../../../src/checks/dns.ts';
-import { maasClusterObject, maasMachineObject } from '../../../src/lab/kube-sim/scenario.ts';
+import { computeDesiredSet, dnsHash, EMPTY_SET_HASH, evaluateDns, type DnsSnapshot } from '../../../src/features/dns/evaluate.ts';
+import { maasClusterObject, maasMachineObject } from '../../../lab/kube-sim/scenario.ts';
 import type { MaasMachineObject } from '../../../src/kube/types.ts';
 import type { DnsResource } from '../../../src/maas/types.ts';
 import { statusOf, type Finding } from '../../../src/report.ts';

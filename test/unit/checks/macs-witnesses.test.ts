@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { age, applyWitnesses, driftedSystemIds, eventLimitFor, eventTime, type DriftWitnesses } from '../../../src/checks/macs-witnesses.ts';
+import { age, applyWitnesses, driftedSystemIds, eventLimitFor, eventTime, type DriftWitnesses } from '../../../src/features/macs/witnesses.ts';
 import type { MaasDiscovery, MaasEvent, MaasEventPage } from '../../../src/maas/types.ts';
 import type { Finding } from '../../../src/report.ts';
 

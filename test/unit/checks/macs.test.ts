@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateMacs, type HostProbe, type MacSnapshot } from '../../../src/checks/macs.ts';
-import { pinnedMacsSnippet } from '../../../src/checks/macs-summary.ts';
+import { evaluateMacs, type HostProbe, type MacSnapshot } from '../../../src/features/macs/evaluate.ts';
+import { pinnedMacsSnippet } from '../../../src/features/macs/summary.ts';
 import { normaliseMac, type Mac } from '../../../src/mac.ts';
 import type { MaasInterface, MaasMachine, PowerParameters } from '../../../src/maas/types.ts';
 import { statusOf, type Finding } from '../../../src/report.ts';

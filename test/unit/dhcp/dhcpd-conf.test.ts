@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { subnetDnsServers, withoutSecrets } from '../../../src/dhcp/dhcpd-conf.ts';
-import { dhcpdReadCommand, MAAS_DHCPD_CONFIG_PATHS } from '../../../src/dhcp/rack-dhcpd.ts';
-import { renderDhcpdConf, scenario, subnet, type SimDhcpRack } from '../../../src/lab/maas-sim/index.ts';
+import { subnetDnsServers, withoutSecrets } from '../../../src/features/resolver/dhcpd-conf.ts';
+import { dhcpdReadCommand, MAAS_DHCPD_CONFIG_PATHS } from '../../../src/features/resolver/rack-dhcpd.ts';
+import { renderDhcpdConf, scenario, subnet, type SimDhcpRack } from '../../../lab/maas-sim/index.ts';
 
 // The fixtures are MAAS's own dhcpd.conf.template rendered by tempita (test/fixtures/dhcpd/README.md).
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'dhcpd', `${name}.conf`), 'utf8');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchesLabelSelector, parseLabelSelector } from '../../../src/lab/kube-sim/label-selector.ts';
-import { mergePatch } from '../../../src/lab/kube-sim/merge-patch.ts';
+import { matchesLabelSelector, parseLabelSelector } from '../../../lab/kube-sim/label-selector.ts';
+import { mergePatch } from '../../../lab/kube-sim/merge-patch.ts';
 
 describe('label selectors', () => {
   const labels = { 'cluster.x-k8s.io/cluster-name': 'prod', 'cluster.x-k8s.io/control-plane': '' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { kubeconfigSecretValues } from '../../../src/kube/kubeconfig-secrets.ts';
-import { kubeconfigFor } from '../../../src/lab/kube-sim/kubeconfig.ts';
+import { kubeconfigFor } from '../../../lab/kube-sim/kubeconfig.ts';
 
 describe('kubeconfigSecretValues', () => {
   it('returns the token, not the words around it', () => {

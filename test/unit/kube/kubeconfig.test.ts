@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ClusterConfig } from '../../../src/config.ts';
 import { ChatopsError } from '../../../src/errors.ts';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig.ts';
-import { kubeconfigFor } from '../../../src/lab/kube-sim/kubeconfig.ts';
+import { kubeconfigFor } from '../../../lab/kube-sim/kubeconfig.ts';
 import { Secret } from '../../../src/secret.ts';
 
 const cluster = (kube: Partial<ClusterConfig['kube']> = {}): ClusterConfig => ({

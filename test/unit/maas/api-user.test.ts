@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../../src/lab/maas-sim/index.ts';
+import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../../lab/maas-sim/index.ts';
 import { API_USER_TTL_MS, apiUserOf, requireAdmin } from '../../../src/maas/api-user.ts';
 import { createMaasClient, type ClosableMaasClient } from '../../../src/maas/client.ts';
 import { Secret } from '../../../src/secret.ts';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import OAuth from 'oauth-1.0a';
 import { describe, expect, it } from 'vitest';
 import { maasOAuthHeader, parseMaasApiKey } from '../../../src/maas/oauth-header.ts';
-import { parseAuthorization, verifyOAuth } from '../../../src/lab/maas-sim/oauth-verify.ts';
+import { parseAuthorization, verifyOAuth } from '../../../lab/maas-sim/oauth-verify.ts';
 
 const KEY = 'ConsumerKey1234567:TokenKey123456789A:TokenSecret/with+odd=chars&more!';
 const URL_ = 'http://127.0.0.1:5240/MAAS/api/2.0/machines/?op=power_parameters&id=abc';

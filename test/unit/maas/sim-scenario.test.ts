@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NODE_STATUS, statusCode, statusName } from '../../../src/maas/node-status.ts';
-import { machine, normaliseMac, rackController, scenario, virshPower } from '../../../src/lab/maas-sim/scenario.ts';
+import { machine, normaliseMac, rackController, scenario, virshPower } from '../../../lab/maas-sim/scenario.ts';
 
 describe('node status names', () => {
   it('match MAAS for every code, both ways', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { dnsHash, EMPTY_SET_HASH, type DnsSnapshot } from '../../../src/checks/dns.ts';
-import { maasClusterObject, maasMachineObject } from '../../../src/lab/kube-sim/index.ts';
+import { dnsHash, EMPTY_SET_HASH, type DnsSnapshot } from '../../../src/features/dns/evaluate.ts';
+import { maasClusterObject, maasMachineObject } from '../../../lab/kube-sim/index.ts';
 import type { DnsResource } from '../../../src/maas/types.ts';
-import { planDnsRepair } from '../../../src/repair/dns-planner.ts';
+import { planDnsRepair } from '../../../src/features/dns/repair-planner.ts';
 
 const FQDN = 'prod-k8s.maas.example';
 

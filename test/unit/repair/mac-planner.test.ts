@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { HostProbe, MacSnapshot } from '../../../src/checks/macs.ts';
+import type { HostProbe, MacSnapshot } from '../../../src/features/macs/evaluate.ts';
 import { normaliseMac, type Mac } from '../../../src/mac.ts';
 import { statusCode, statusName } from '../../../src/maas/node-status.ts';
 import type { MaasInterface, MaasMachine } from '../../../src/maas/types.ts';
-import { planMacRepair } from '../../../src/repair/mac-planner.ts';
+import { planMacRepair } from '../../../src/features/macs/repair-planner.ts';
 import { planId } from '../../../src/repair/plan.ts';
 import type { DomainProbe } from '../../../src/ssh/virsh.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateResolver } from '../../../src/checks/resolver.ts';
-import { delegatesTo, findSubnet } from '../../../src/dns-probe/node-facing.ts';
-import type { DhcpObservation } from '../../../src/dhcp/rack-dhcpd.ts';
-import type { ResolverObservation, ResolverSnapshot } from '../../../src/dns-probe/types.ts';
+import { evaluateResolver } from '../../../src/features/resolver/evaluate.ts';
+import { delegatesTo, findSubnet } from '../../../src/features/resolver/node-facing.ts';
+import type { DhcpObservation } from '../../../src/features/resolver/rack-dhcpd.ts';
+import type { ResolverObservation, ResolverSnapshot } from '../../../src/features/resolver/types.ts';
 import type { Subnet } from '../../../src/maas/types.ts';
 
 // resolver-check once fix-resolver has run: MAAS's subnet points nodes at the forwarder, so the

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { RackConfig } from '../../../src/config.ts';
-import type { SiteResolverGather } from '../../../src/dns-probe/node-facing.ts';
-import type { DhcpObservation } from '../../../src/dhcp/rack-dhcpd.ts';
-import type { ResolverObservation } from '../../../src/dns-probe/types.ts';
+import type { SiteResolverGather } from '../../../src/features/resolver/node-facing.ts';
+import type { DhcpObservation } from '../../../src/features/resolver/rack-dhcpd.ts';
+import type { ResolverObservation } from '../../../src/features/resolver/types.ts';
 import type { Subnet } from '../../../src/maas/types.ts';
-import { commandDigest, configRefusal, planResolverRepair, type ResolverRepairInput } from '../../../src/repair/resolver-planner.ts';
+import { commandDigest, configRefusal, planResolverRepair, type ResolverRepairInput } from '../../../src/features/resolver/repair-planner.ts';
 import { Secret } from '../../../src/secret.ts';
 
 const SOA = { mname: 'ns1.maas-internal.', rname: 'hostmaster.maas-internal.', serial: 7, refresh: 1, retry: 1, expire: 1, minimum: 1 };

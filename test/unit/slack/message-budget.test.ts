@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderAlert } from '../../../src/alerts/alert-message.ts';
 import type { AlertRecord } from '../../../src/alerts/alert-record.ts';
-import { checkMessage } from '../../../src/lab/slack-emulator/index.ts';
+import { checkMessage } from '../../../lab/slack-emulator/index.ts';
 import type { PlanState } from '../../../src/repair/plan-store.ts';
 import { fitMessage, plainFallback } from '../../../src/slack/message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from '../../../src/slack/message-limits.ts';

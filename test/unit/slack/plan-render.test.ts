@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blocksText } from '../../../src/lab/transcript.ts';
+import { blocksText } from '../../../lab/transcript.ts';
 import { checkMessage } from '../../../src/slack/message-limits.ts';
 import { APPROVE_ACTION, renderPlanMessage } from '../../../src/slack/plan-render.ts';
 import type { PlanMessageView } from '../../../src/repair/plan-view.ts';

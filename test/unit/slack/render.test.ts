@@ -1,6 +1,6 @@
-import { blocksText } from '../../../src/lab/transcript.ts';
+import { blocksText } from '../../../lab/transcript.ts';
 import { describe, expect, it } from 'vitest';
-import { checkBlocks } from '../../../src/lab/slack-emulator/index.ts';
+import { checkBlocks } from '../../../lab/slack-emulator/index.ts';
 import type { Finding, Report } from '../../../src/report.ts';
 import { renderReport, renderReports, SLACK_LIMITS, type Block, type RenderedMessage } from '../../../src/slack/render.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkBlocks } from '../../../src/lab/slack-emulator/index.ts';
+import { checkBlocks } from '../../../lab/slack-emulator/index.ts';
 
 const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text } });
 

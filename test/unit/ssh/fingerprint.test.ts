@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fingerprintOfPublicKeyLine, keyTypeOf, sha256Fingerprint } from '../../../src/ssh/fingerprint.ts';
-import { generateKeyPair } from '../../../src/lab/ssh-sim/keys.ts';
-import { onPath } from '../../../src/lab/rack-sim/dig-on-path.ts';
+import { generateKeyPair } from '../../../lab/ssh-sim/keys.ts';
+import { onPath } from '../../../lab/rack-sim/dig-on-path.ts';
 
 // Vectors printed by OpenSSH's `ssh-keygen -lf` (OpenSSH 9.2, Debian 12).
 const ED25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICDkB5K3l2IzWoHWFAumt38rsZ9+yl4x965SFOxL8u6e vec';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createVmHostDir, type VmHostDir } from '../../../src/lab/vmhost-sim/virsh-stub.ts';
+import { createVmHostDir, type VmHostDir } from '../../../lab/vmhost-sim/virsh-stub.ts';
 import { buildDomiflistBatch, classifyDomiflist, splitDomiflistBatch } from '../../../src/ssh/virsh.ts';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createVmHostDir, type VmHostDir } from '../../../src/lab/vmhost-sim/index.ts';
+import { createVmHostDir, type VmHostDir } from '../../../lab/vmhost-sim/index.ts';
 import { buildDomiflistBatch, classifyDomiflist, parseDomiflist, quoteForVirsh, splitDomiflistBatch } from '../../../src/ssh/virsh.ts';
 
 const run = promisify(execFile);

@@ -1,0 +1,141 @@
+/**
+ * Scenario state → the JSON MAAS 2.0 returns (field lists from canonical/maas
+ * src/maasserver/api/machines.py, interfaces.py, dnsresources.py, subnets.py, rackcontrollers.py).
+ */
+import { statusName } from '../../src/maas/node-status.ts';
+import type { MaasScenario, SimDnsResource, SimInterface, SimMachine, SimRackController, SimSubnet } from './scenario.ts';
+import { knownDomains, knownPools, knownZones } from './scenario-lookups.ts';
+
+export const API_PATH = '/MAAS/api/2.0/';
+
+/** `siblings`: the node's interfaces, for `children` (the names of interfaces built on this one). */
+export function interfaceJson(systemId: string, i: SimInterface, siblings: readonly SimInterface[] = []): Record<string, unknown> {
+  return {
+    system_id: systemId,
+    id: i.id,
+    name: i.name,
+    type: i.type,
+    vlan: i.vlan,
+    mac_address: i.mac_address,
+    parents: i.parents ?? [],
+    children: siblings.filter((c) => c.parents?.includes(i.name)).map((c) => c.name),
+    tags: [],
+    enabled: i.enabled,
+    links: i.links,
+    params: '',
+    discovered: null,
+    effective_mtu: 1500,
+    vendor: null,
+    product: null,
+    firmware_version: null,
+    link_connected: true,
+    interface_speed: 0,
+    link_speed: 0,
+    numa_node: 0,
+    sriov_max_vf: 0,
+    resource_uri: `${API_PATH}nodes/${systemId}/interfaces/${i.id}/`,
+  };
+}
+
+function named(list: string[], name: string): { id: number; name: string; description: string } {
+  return { id: Math.max(0, list.indexOf(name)) + 1, name, description: '' };
+}
+
+function domainJson(state: MaasScenario, name: string): Record<string, unknown> {
+  return { id: knownDomains(state).indexOf(name), name, authoritative: true, ttl: null, is_default: name === 'maas' };
+}
+
+export function machineJson(state: MaasScenario, m: SimMachine): Record<string, unknown> {
+  const boot = m.interfaces.find((i) => i.id === m.boot_interface_id);
+  return {
+    system_id: m.system_id,
+    hostname: m.hostname,
+    description: '',
+    domain: domainJson(state, m.domain),
+    fqdn: `${m.hostname}.${m.domain}`,
+    owner: m.owner,
+    owner_data: {},
+    locked: m.locked,
+    architecture: m.architecture,
+    status: m.status,
+    status_name: statusName(m.status),
+    status_message: '',
+    osystem: m.osystem,
+    distro_series: m.distro_series,
+    error_description: m.error_description,
+    netboot: true,
+    power_type: m.power_type,
+    power_state: m.power_state,
+    tag_names: m.tag_names,
+    address_ttl: null,
+    ip_addresses: m.ip_addresses,
+    boot_interface: boot ? interfaceJson(m.system_id, boot, m.interfaces) : null,
+    interface_set: m.interfaces.map((i) => interfaceJson(m.system_id, i, m.interfaces)),
+    zone: named(knownZones(state), m.zone),
+    pool: named(knownPools(state), m.pool),
+    node_type: 0,
+    node_type_name: 'Machine',
+    resource_uri: `${API_PATH}machines/${m.system_id}/`,
+  };
+}
+
+export function dnsResourceJson(r: SimDnsResource): Record<string, unknown> {
+  return {
+    id: r.id,
+    fqdn: r.fqdn,
+    address_ttl: r.address_ttl,
+    ip_addresses: r.ip_addresses.map((ip) => ({
+      ip,
+      alloc_type: 4,
+      alloc_type_name: 'User reserved',
+      created: '2026-01-01T00:00:00.000',
+      subnet: null,
+      interface_set: [],
+    })),
+    resource_records: [],
+    resource_uri: `${API_PATH}dnsresources/${r.id}/`,
+  };
+}
+
+export function subnetJson(s: SimSubnet): Record<string, unknown> {
+  return {
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    vlan: { ...s.vlan, resource_uri: `${API_PATH}vlans/${s.vlan.id}/` },
+    space: s.space ?? 'undefined',
+    cidr: s.cidr,
+    gateway_ip: s.gateway_ip,
+    dns_servers: s.dns_servers,
+    rdns_mode: s.rdns_mode,
+    active_discovery: s.active_discovery,
+    allow_dns: s.allow_dns,
+    allow_proxy: s.allow_proxy,
+    managed: s.managed,
+    disabled_boot_architectures: [],
+    resource_uri: `${API_PATH}subnets/${s.id}/`,
+  };
+}
+
+export function rackControllerJson(state: MaasScenario, r: SimRackController): Record<string, unknown> {
+  return {
+    system_id: r.system_id,
+    hostname: r.hostname,
+    description: '',
+    domain: domainJson(state, r.domain),
+    fqdn: `${r.hostname}.${r.domain}`,
+    architecture: 'amd64/generic',
+    osystem: 'ubuntu',
+    distro_series: 'noble',
+    power_type: 'manual',
+    power_state: 'unknown',
+    ip_addresses: r.ip_addresses,
+    interface_set: r.interfaces.map((i) => interfaceJson(r.system_id, i)),
+    zone: named(knownZones(state), r.zone),
+    node_type: 2,
+    node_type_name: 'Rack controller',
+    service_set: r.services,
+    version: r.version,
+    resource_uri: `${API_PATH}rackcontrollers/${r.system_id}/`,
+  };
+}

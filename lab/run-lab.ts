@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { describeError } from '../src/errors.ts';
+import { createLogger } from '../src/log.ts';
+import { labScript, type LabClickStep, type LabCommandStep, type LabStep } from './lab-script.ts';
+import { startLabBot, type LabBot } from './lab-bot.ts';
+import { LAB_CHANNELS, LAB_USERS } from './lab-world.ts';
+import { findOrStartRedis, type RedisHandle } from './private-redis.ts';
+import { deletePrefix } from './redis-keys.ts';
+import { type SlackEmulator } from './slack-emulator/index.ts';
+import { renderTranscript, type TranscriptNames } from './transcript.ts';
+
+const NAMES: TranscriptNames = {
+  users: { [LAB_USERS.operator]: 'alice (on call)', [LAB_USERS.approver]: 'bob (approver)' },
+  bot: 'maas-bot',
+  channels: { [LAB_CHANNELS.ops]: '#ops', [LAB_CHANNELS.alerts]: '#alerts' },
+  mainChannel: [LAB_CHANNELS.ops],
+};
+const STEP_TIMEOUT_MS = 30_000;
+
+interface LabIo {
+  env: NodeJS.ProcessEnv;
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+interface LabSession {
+  emulator: SlackEmulator;
+  appUrl: string;
+}
+
+function lastSeq(emulator: SlackEmulator): number {
+  const seqs = [...emulator.messages.map((m) => m.seq), ...emulator.invocations.map((i) => i.seq)];
+  return seqs.length ? Math.max(...seqs) : 0;
+}
+
+/** Waits until `count` stops changing for a moment (a scan of several checks posts in turns), bounded. */
+async function settle(count: () => number, quietMs = 600, maxMs = 10_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let last = count();
+  let stableSince = Date.now();
+  while (Date.now() < deadline && Date.now() - stableSince < quietMs) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = count();
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    }
+  }
+}
+
+/** Posts, updates and thread lines in the alert channel so far. */
+function alertActivity(emulator: SlackEmulator): number {
+  return emulator.channelMessages(LAB_CHANNELS.alerts).reduce((n, m) => n + 1 + m.updates.length, 0);
+}
+
+async function runCommandStep(s: LabSession, step: LabCommandStep): Promise<void> {
+  const before = alertActivity(s.emulator);
+  const sent = await s.emulator.sendSlashCommand({ appUrl: s.appUrl, text: step.text, user: LAB_USERS[step.user], channel: LAB_CHANNELS.ops });
+  const startSeq = s.emulator.invocations.at(-1)?.seq ?? 0;
+  await s.emulator.waitFor((e) => e.answersTo(sent.responseUrl).length > 0, { timeoutMs: STEP_TIMEOUT_MS, description: `an answer to /maas ${step.text}` });
+  if (step.expect === 'alert') {
+    await s.emulator.waitFor((e) => alertActivity(e) > before, { timeoutMs: STEP_TIMEOUT_MS, description: `the alert channel after /maas ${step.text}` });
+    // Alerts go through the paced sender (about one call a second per channel).
+    await settle(() => alertActivity(s.emulator), 1_600);
+  }
+  if (step.expect === 'report') {
+    await s.emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).some((m) => m.seq > startSeq && m.via === 'chat.postMessage'), {
+      timeoutMs: STEP_TIMEOUT_MS,
+      description: `the result of /maas ${step.text}`,
+    });
+    // An `all` answer's thread is paced (about one reply a second); files follow a result at once.
+    const quietMs = / all$/.test(step.text) ? 1_600 : 250;
+    await settle(() => s.emulator.channelMessages(LAB_CHANNELS.ops).reduce((n, m) => n + 1 + m.updates.length, 0), quietMs);
+  }
+}
+
+function findButton(s: LabSession, label: string): { messageTs: string; actionId: string; value?: string } | undefined {
+  const messages = [...s.emulator.channelMessages(LAB_CHANNELS.ops)].reverse();
+  for (const m of messages) {
+    for (const block of (m.blocks ?? []) as { type: string; elements?: { type: string; action_id?: string; value?: string; text?: { text?: string } }[] }[]) {
+      if (block.type !== 'actions') continue;
+      const button = block.elements?.find((e) => e.type === 'button' && e.text?.text?.startsWith(label));
+      if (button?.action_id) return { messageTs: m.ts, actionId: button.action_id, ...(button.value ? { value: button.value } : {}) };
+    }
+  }
+  return undefined;
+}
+
+async function runClickStep(s: LabSession, step: LabClickStep): Promise<void> {
+  const button = findButton(s, step.button);
+  if (!button) throw new Error(`no "${step.button}" button in the channel`);
+  const before = s.emulator.messages.length;
+  await s.emulator.clickButton({ appUrl: s.appUrl, ...button, user: LAB_USERS[step.user], channel: LAB_CHANNELS.ops });
+  await s.emulator.waitFor((e) => e.messages.length >= before + step.expectMessages, { timeoutMs: STEP_TIMEOUT_MS, description: `${step.expectMessages} answer(s) to the click` });
+  await settle(() => s.emulator.messages.reduce((n, m) => n + 1 + m.updates.length, 0), 300);
+}
+
+async function runStep(s: LabSession, step: LabStep, io: LabIo): Promise<void> {
+  const from = lastSeq(s.emulator) + 1;
+  if (step.note) io.out(`\n──── ${step.note} ────`);
+  try {
+    if (step.kind === 'command') await runCommandStep(s, step);
+    else await runClickStep(s, step);
+  } catch (err) {
+    io.err(`lab: ${describeError(err)}`);
+  }
+  // Give in-flight posts (thread replies after a result) a moment to land before printing.
+  await new Promise((r) => setTimeout(r, 150));
+  io.out(renderTranscript(s.emulator, NAMES, from));
+}
+
+/** `maas-chatops lab`: simulators, the bot over HTTP, a worker, and a scripted conversation printed as a channel. */
+export async function runLab(io: LabIo): Promise<number> {
+  const redis: RedisHandle | null = await findOrStartRedis(io.env);
+  if (!redis) {
+    io.err('The lab needs Redis: install it (apt-get install redis-server) or set REDIS_URL to a running one.');
+    return 2;
+  }
+  let bot: LabBot | undefined;
+  const prefix = `maas-chatops-lab-${randomUUID().slice(0, 8)}`;
+  try {
+    bot = await startLabBot({ redisUrl: redis.url, prefix, log: createLogger({ level: io.env.LOG_LEVEL ?? 'error' }) });
+    io.out(`maas-chatops lab: MAAS simulator ${bot.world.maas.url}, Redis ${redis.url}, bot on ${bot.appUrl.replace('http://', '')}`);
+    io.out('Channel #ops (alice is on call, bob approves repairs):');
+    const session = { emulator: bot.emulator, appUrl: bot.appUrl };
+    for (const step of labScript) await runStep(session, step, io);
+    return 0;
+  } catch (err) {
+    io.err(`lab failed: ${describeError(err)}`);
+    return 2;
+  } finally {
+    await bot?.close();
+    await cleanupPrefix(redis.url, prefix);
+    await redis.stop();
+  }
+}
+
+async function cleanupPrefix(url: string, prefix: string): Promise<void> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await deletePrefix(client, prefix);
+  } catch {
+    // The lab's keys are bounded; a leftover is harmless.
+  } finally {
+    client.disconnect();
+  }
+}

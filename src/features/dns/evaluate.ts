@@ -1,0 +1,486 @@
+import { CUSTOM_DNS_ANNOTATION, LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../kube/capmaas.ts';
+import type { MaasClusterObject, MaasMachineObject } from '../../kube/types.ts';
+import type { DnsResource } from '../../maas/types.ts';
+import { probeFailed, type Finding, type Severity } from '../../report.ts';
+import type { ClientView } from './client-view.ts';
+import { clientViewFinding } from './client-view-finding.ts';
+import { invalidCidrs } from './cidr.ts';
+import {
+  controllerVersionOf,
+  FIXED_CONTROLLER_VERSION,
+  isFixedControllerVersion,
+  isVulnerableControllerVersion,
+  VULNERABLE_CONTROLLER_RANGES,
+} from './controller-version.ts';
+import { computeDesiredSet, type ControlPlaneMachine, type DesiredSet } from './desired-set.ts';
+import { compareStrings, EMPTY_SET_HASH } from './dns-hash.ts';
+
+export { dnsHash, EMPTY_SET_HASH } from './dns-hash.ts';
+export { computeDesiredSet, type ControlPlaneMachine, type DesiredSet } from './desired-set.ts';
+
+/** What the controller's Deployment told us, if we looked. */
+export type ControllerObservation = { image: string } | { absent: true } | { error: string };
+
+/** Everything the DNS check needs, gathered by jobs/dns-check.ts. */
+export interface DnsSnapshot {
+  /** The configured cluster name (the report's target). */
+  cluster: string;
+  /** Where the MaasCluster was looked up, for messages. */
+  maasClusterRef: { namespace: string; name: string };
+  /** null: no such MaasCluster. */
+  maasCluster: MaasClusterObject | null;
+  /** MaasMachines labelled with the cluster's name (control plane and workers). */
+  machines: MaasMachineObject[];
+  /** null = no filter (no ConfigMap, no config entry). */
+  preferredSubnets: string[] | null;
+  preferredSubnetsSource: 'config' | 'configmap' | 'none';
+  /** The MAAS DNS resources for the API server FQDN, or why they could not be read. */
+  dns: { resources: DnsResource[]; domainUnknown?: boolean } | { error: string };
+  /** Absent when the Deployment was not read. */
+  controller?: ControllerObservation;
+  /** What clients get for the API name (clusters.<name>.clientView); absent when not configured. */
+  clientView?: ClientView;
+}
+
+export interface DnsEvaluation {
+  findings: Finding[];
+  verdict: string;
+}
+
+/** The API server name the controller maintains (pkg/maas/scope/cluster.go GetDNSName). */
+export function apiServerFqdn(maasCluster: MaasClusterObject): string | null {
+  const fromStatus = maasCluster.status?.network?.dnsName;
+  const fromEndpoint = maasCluster.spec?.controlPlaneEndpoint?.host;
+  if (isCustomDns(maasCluster)) return fromEndpoint || null;
+  return fromStatus || fromEndpoint || null;
+}
+
+export function isCustomDns(maasCluster: MaasClusterObject): boolean {
+  return Object.prototype.hasOwnProperty.call(maasCluster.metadata.annotations ?? {}, CUSTOM_DNS_ANNOTATION);
+}
+
+export function lastAppliedHash(maasCluster: MaasClusterObject): string | null {
+  return maasCluster.metadata.annotations?.[LAST_APPLIED_DNS_HASH_ANNOTATION] ?? null;
+}
+
+/** Pure: snapshot in, findings and verdict out. */
+export function evaluateDns(snapshot: DnsSnapshot): DnsEvaluation {
+  const findings = dnsFindings(snapshot);
+  const fqdn = snapshot.maasCluster ? apiServerFqdn(snapshot.maasCluster) : null;
+  const resources = 'resources' in snapshot.dns ? snapshot.dns.resources : [];
+  const recorded = resources.length === 1 ? recordedIpsOf(resources[0] as DnsResource) : undefined;
+  const verdict = dnsVerdict(findings, { fqdn, recorded });
+  if (snapshot.clientView && fqdn) {
+    const maasRecord = !('resources' in snapshot.dns) || resources.length > 1 ? null : (recorded ?? []);
+    findings.push(clientViewFinding(fqdn, maasRecord, snapshot.clientView));
+  }
+  return { findings, verdict };
+}
+
+export function dnsFindings(snapshot: DnsSnapshot): Finding[] {
+  const { maasCluster, maasClusterRef: ref, cluster } = snapshot;
+  if (!maasCluster) {
+    return [
+      probeFailed(
+        cluster,
+        `no MaasCluster "${ref.name}" in namespace "${ref.namespace}"`,
+        `Check clusters.${cluster}.maasCluster and clusters.${cluster}.kube.namespace in the config (kubectl get maasclusters -A)`,
+      ),
+    ];
+  }
+  if (isCustomDns(maasCluster)) return [notManaged(snapshot, maasCluster)];
+  const fqdn = apiServerFqdn(maasCluster);
+  if (!fqdn) {
+    return [
+      probeFailed(
+        cluster,
+        `MaasCluster ${ref.namespace}/${ref.name} has no API server name yet (status.network.dnsName is empty)`,
+        'The controller sets it on its first reconcile: check that capmaas-controller-manager is running',
+      ),
+    ];
+  }
+  const ctx = buildContext(snapshot, maasCluster, fqdn);
+  return [...controllerFindings(ctx), ...machineFindings(ctx), ...recordFindings(ctx)];
+}
+
+interface Context {
+  cluster: string;
+  fqdn: string;
+  desired: DesiredSet;
+  annotation: string | null;
+  snapshot: DnsSnapshot;
+  controllerImage: string | null;
+  controllerState: 'vulnerable' | 'fixed' | 'unknown';
+  /** The image, or why it is unknown: for evidence. */
+  controllerEvidence: string;
+}
+
+function buildContext(snapshot: DnsSnapshot, maasCluster: MaasClusterObject, fqdn: string): Context {
+  const controllerImage = snapshot.controller && 'image' in snapshot.controller ? snapshot.controller.image : null;
+  const version = controllerImage ? controllerVersionOf(controllerImage) : null;
+  const controllerState = !version
+    ? 'unknown'
+    : isVulnerableControllerVersion(version)
+      ? 'vulnerable'
+      : isFixedControllerVersion(version)
+        ? 'fixed'
+        : 'unknown';
+  return {
+    cluster: snapshot.cluster,
+    fqdn,
+    desired: computeDesiredSet(snapshot.machines, snapshot.preferredSubnets),
+    annotation: lastAppliedHash(maasCluster),
+    snapshot,
+    controllerImage,
+    controllerState,
+    controllerEvidence: describeController(snapshot.controller),
+  };
+}
+
+function describeController(c: ControllerObservation | undefined): string {
+  if (!c) return 'unknown (not read)';
+  if ('image' in c) return c.image;
+  if ('absent' in c) return 'unknown (controller Deployment not found)';
+  return `unknown (${c.error})`;
+}
+
+function notManaged(snapshot: DnsSnapshot, maasCluster: MaasClusterObject): Finding {
+  const host = maasCluster.spec?.controlPlaneEndpoint?.host ?? null;
+  return {
+    code: 'DNS_NOT_MANAGED',
+    severity: 'info',
+    subject: host ?? snapshot.cluster,
+    summary: `The MaasCluster carries ${CUSTOM_DNS_ANNOTATION}: the controller manages no DNS record for this cluster, so there is nothing to check`,
+    evidence: { annotationKey: CUSTOM_DNS_ANNOTATION, controlPlaneEndpoint: host },
+  };
+}
+
+function controllerFindings(ctx: Context): Finding[] {
+  if (ctx.controllerState !== 'vulnerable' || !ctx.controllerImage) return [];
+  const version = controllerVersionOf(ctx.controllerImage);
+  return [
+    {
+      code: 'DNS_CONTROLLER_VULNERABLE',
+      severity: 'warning',
+      subject: ctx.controllerImage,
+      summary: `The controller runs ${version?.text ?? 'a release'}, a release that caches the DNS hash without the empty-set guard (PCP-6608): a brief control-plane power-off can wipe ${ctx.fqdn} for good`,
+      evidence: {
+        image: ctx.controllerImage,
+        version: version?.text ?? null,
+        vulnerable: VULNERABLE_CONTROLLER_RANGES,
+        fixedIn: FIXED_CONTROLLER_VERSION,
+      },
+      fix: upgradeText(),
+    },
+  ];
+}
+
+function machineFindings(ctx: Context): Finding[] {
+  const { desired } = ctx;
+  if (desired.ips.length > 0 || desired.existingCount === 0) return [];
+  const machines = machinesEvidence(desired.controlPlane);
+  const recordedIps = recordedOf(ctx);
+  const guard = ctx.controllerState === 'fixed'
+    ? 'the fixed controller leaves the record as it is'
+    : `an unpatched controller (${VULNERABLE_CONTROLLER_RANGES.join(', ')}) would PUT the empty set and wipe the record now`;
+  if (desired.runningCount === 0) {
+    return [
+      {
+        code: 'DNS_CP_NOT_RUNNING',
+        severity: 'critical',
+        subject: ctx.fqdn,
+        summary: `${desired.existingCount} control-plane machine(s) exist but none is powered on and Deploying/Deployed: the desired IP set is empty; ${guard}`,
+        evidence: { fqdn: ctx.fqdn, machines, recorded: recordedIps, desired: [] },
+        fix: joinFix([
+          `Bring a control-plane machine back (${names(desired.controlPlane.filter((m) => !m.deleting))}): power it on in MAAS and wait for the MaasMachine to report Deployed and powered`,
+          'Leave the DNS record as it is: there is no IP to put in it yet',
+          ctx.controllerState === 'fixed' ? null : upgradeText(ctx.controllerState),
+        ]),
+      },
+    ];
+  }
+  const invalid = invalidCidrs(ctx.snapshot.preferredSubnets);
+  return [
+    {
+      code: 'DNS_CP_NO_IP_IN_SUBNETS',
+      severity: ctx.controllerState === 'fixed' && recordedIps !== null && recordedIps.length > 0 ? 'warning' : 'critical',
+      subject: ctx.fqdn,
+      summary: `${desired.runningCount} control-plane machine(s) run but none has an ExternalIP in the preferred subnets (${describeSubnets(ctx.snapshot)}): the desired IP set is empty; ${guard}`,
+      evidence: {
+        fqdn: ctx.fqdn,
+        machines,
+        preferredSubnets: ctx.snapshot.preferredSubnets,
+        preferredSubnetsSource: ctx.snapshot.preferredSubnetsSource,
+        ...(invalid.length ? { invalidSubnets: invalid } : {}),
+      },
+      fix: joinFix([
+        ctx.snapshot.preferredSubnetsSource === 'config'
+          ? `Fix clusters.${ctx.cluster}.preferredSubnets so it covers the control-plane ExternalIPs`
+          : `Fix the ConfigMap maas-preferred-subnet (key preferredSubnets, comma-separated CIDRs) in namespace ${ctx.snapshot.maasClusterRef.namespace} so it covers the control-plane ExternalIPs`,
+        invalid.length ? `these entries are not CIDRs and match nothing: ${invalid.map((s) => JSON.stringify(s)).join(', ')}` : null,
+        ctx.controllerState === 'fixed' ? null : upgradeText(ctx.controllerState),
+      ]),
+    },
+  ];
+}
+
+function recordFindings(ctx: Context): Finding[] {
+  const { snapshot, fqdn } = ctx;
+  if ('error' in snapshot.dns) {
+    return [
+      ...hashOnlyFindings(ctx),
+      probeFailed(fqdn, `MAAS DNS resource lookup for ${fqdn} failed: ${snapshot.dns.error}`, 'The record is unknown until MAAS answers: fix the cause above and run the check again'),
+    ];
+  }
+  const resources = snapshot.dns.resources;
+  if (resources.length === 0) return [...hashOnlyFindings(ctx), missing(ctx)];
+  if (resources.length > 1) return [...hashOnlyFindings(ctx), ambiguous(ctx, resources)];
+  return singleRecordFindings(ctx, resources[0] as DnsResource);
+}
+
+/** When MAAS could not tell us the record, the cached hash still says something. */
+function hashOnlyFindings(ctx: Context): Finding[] {
+  if (ctx.annotation !== EMPTY_SET_HASH || ctx.desired.existingCount === 0) return [];
+  return [emptyHashCached(ctx, null, 'warning')];
+}
+
+function missing(ctx: Context): Finding {
+  const dns = ctx.snapshot.dns;
+  const domainUnknown = 'resources' in dns && dns.domainUnknown === true;
+  const domain = ctx.fqdn.slice(ctx.fqdn.indexOf('.') + 1);
+  return {
+    code: 'DNS_RECORD_MISSING',
+    severity: 'critical',
+    subject: ctx.fqdn,
+    summary: domainUnknown
+      ? `MAAS serves no DNS domain "${domain}", so it has no record for ${ctx.fqdn}: the API server name does not resolve through MAAS`
+      : `MAAS has no DNS resource for ${ctx.fqdn}: the API server name does not resolve through MAAS`,
+    evidence: { fqdn: ctx.fqdn, ...(domainUnknown ? { domainUnknown: domain } : {}), desired: ctx.desired.ips, machines: machinesEvidence(ctx.desired.controlPlane) },
+    fix: domainUnknown
+      ? `Check the MaasCluster's spec.dnsDomain against the domains MAAS serves, or create the domain "${domain}" in MAAS`
+      : 'The controller creates it (with no IPs) on its next MaasCluster reconcile: check that capmaas-controller-manager is running and its logs; someone may have deleted it in MAAS',
+  };
+}
+
+function ambiguous(ctx: Context, resources: DnsResource[]): Finding {
+  return {
+    code: 'DNS_RECORD_AMBIGUOUS',
+    severity: 'error',
+    subject: ctx.fqdn,
+    summary: `MAAS holds ${resources.length} DNS resources for ${ctx.fqdn}; the controller refuses to pick one (expected 1 DNS Resource) and so does this check`,
+    evidence: {
+      fqdn: ctx.fqdn,
+      ids: resources.map((r) => r.id),
+      records: resources.map((r) => ({ id: r.id, recorded: recordedIpsOf(r) })),
+      desired: ctx.desired.ips,
+    },
+    fix: `Delete the extra DNS resources in MAAS so exactly one remains for ${ctx.fqdn} (ids ${resources.map((r) => r.id).join(', ')})`,
+  };
+}
+
+function singleRecordFindings(ctx: Context, resource: DnsResource): Finding[] {
+  const { desired, fqdn, annotation } = ctx;
+  const recorded = recordedIpsOf(resource);
+  const findings: Finding[] = [];
+  const noControlPlane = desired.existingCount === 0;
+  const preserving = desired.ips.length === 0 && !noControlPlane;
+  const differs = !sameSet(recorded, desired.ips);
+
+  if (noControlPlane) findings.push(noControlPlaneFinding(ctx, recorded));
+
+  if (recorded.length === 0 && !noControlPlane) {
+    findings.push({
+      code: 'DNS_RECORD_EMPTY',
+      severity: 'critical',
+      subject: fqdn,
+      summary: `MAAS DNS resource ${resource.id} for ${fqdn} holds no A/AAAA record: the API server name resolves to nothing`,
+      evidence: { fqdn, resourceId: resource.id, recorded, desired: desired.ips, machines: machinesEvidence(desired.controlPlane) },
+      fix: restoreFix(ctx),
+    });
+  } else if (differs && !preserving && recorded.length > 0) {
+    const overlap = recorded.some((ip) => desired.ips.includes(ip));
+    findings.push({
+      code: 'DNS_DRIFT',
+      severity: noControlPlane ? 'warning' : overlap ? 'warning' : 'critical',
+      subject: fqdn,
+      summary: noControlPlane
+        ? `MAAS still holds ${recorded.join(', ')} for ${fqdn} although no control-plane machine exists`
+        : `MAAS holds ${recorded.join(', ')} for ${fqdn}; the running control plane needs ${desired.ips.join(', ')}`,
+      evidence: {
+        fqdn,
+        resourceId: resource.id,
+        recorded,
+        desired: desired.ips,
+        missing: desired.ips.filter((ip) => !recorded.includes(ip)),
+        stale: recorded.filter((ip) => !desired.ips.includes(ip)),
+        machines: machinesEvidence(desired.controlPlane),
+      },
+      fix: noControlPlane
+        ? 'The controller clears the record when it next reconciles; nothing answers at those IPs'
+        : restoreFix(ctx),
+    });
+  }
+
+  if (annotation === EMPTY_SET_HASH && !noControlPlane) {
+    findings.push(emptyHashCached(ctx, recorded, recorded.length === 0 ? 'critical' : 'warning'));
+  }
+
+  if (annotation !== null && desired.ips.length > 0 && desired.hashes.includes(annotation) && differs) {
+    findings.push({
+      code: 'DNS_HASH_MASKS_DRIFT',
+      severity: ctx.controllerState === 'fixed' ? 'warning' : 'critical',
+      subject: fqdn,
+      summary:
+        ctx.controllerState === 'fixed'
+          ? `The last-applied hash equals the hash of the desired set while MAAS differs; this controller release re-syncs on its next reconcile`
+          : `The last-applied hash equals the hash of the desired set while MAAS differs: an unpatched controller returns before asking MAAS and will never repair ${fqdn}`,
+      evidence: { fqdn, annotation, annotationMeaning: meaningOf(ctx), recorded, desired: desired.ips, controller: ctx.controllerEvidence },
+      fix: restoreFix(ctx),
+    });
+  }
+  return findings;
+}
+
+function noControlPlaneFinding(ctx: Context, recorded: string[]): Finding {
+  return {
+    code: 'DNS_NO_CONTROL_PLANE',
+    severity: 'info',
+    subject: ctx.fqdn,
+    summary: `No control-plane MaasMachine exists (or every one is being deleted): the controller clears ${ctx.fqdn}, which is expected`,
+    evidence: { fqdn: ctx.fqdn, recorded, desired: [], machines: machinesEvidence(ctx.desired.controlPlane), annotation: ctx.annotation },
+  };
+}
+
+function emptyHashCached(ctx: Context, recorded: string[] | null, severity: Severity): Finding {
+  const wiped = recorded !== null && recorded.length === 0;
+  // CAPMAAS v4.8.0+ (controllers/maascluster_controller.go reconcileDNSAttachments) returns early only
+  // when the desired set's hash equals the cached one, and its MaasCluster reconcile watches MaasMachines.
+  const selfRecovery =
+    ctx.desired.ips.length === 0
+      ? 'while no running control-plane machine has an IP the desired set stays empty, its hash equals the cached one, and the controller leaves the record so: it will not self-recover until one does'
+      : `the desired set (${ctx.desired.ips.join(', ')}) hashes differently, so the controller re-applies it when it next reconciles (a MaasMachine change triggers one); the record is still empty, so it has not, and a controller that cannot reconcile (one running inside this cluster cannot reach its API server while the name resolves to nothing) will not`;
+  return {
+    code: 'DNS_EMPTY_HASH_CACHED',
+    severity,
+    subject: ctx.fqdn,
+    summary: wiped
+      ? `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set: the controller applied an empty IP set to ${ctx.fqdn} and cached it; ${selfRecovery}`
+      : `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set: an empty IP set was applied to ${ctx.fqdn} at some point (PCP-6608 trace)`,
+    evidence: {
+      fqdn: ctx.fqdn,
+      annotation: ctx.annotation,
+      annotationKey: LAST_APPLIED_DNS_HASH_ANNOTATION,
+      annotationMeaning: meaningOf(ctx),
+      recorded,
+      desired: ctx.desired.ips,
+      machines: machinesEvidence(ctx.desired.controlPlane),
+      controller: ctx.controllerEvidence,
+    },
+    fix: restoreFix(ctx),
+  };
+}
+
+function meaningOf(ctx: Context): string {
+  const a = ctx.annotation;
+  if (a === null) return 'absent: the controller has not applied a set yet, or predates the hash cache (before v4.8.0)';
+  if (a === EMPTY_SET_HASH) return 'SHA-256 of the empty set: the last set the controller applied was empty';
+  if (ctx.desired.hashes.includes(a)) return `the hash of the desired set (${ctx.desired.ips.join(', ') || 'empty'}): the controller believes MAAS holds it`;
+  return 'the hash of some other set: the controller will re-apply the desired set on its next reconcile';
+}
+
+function restoreFix(ctx: Context): string {
+  const upgrade = ctx.controllerState === 'fixed' ? null : upgradeText(ctx.controllerState);
+  if (ctx.desired.ips.length === 0) {
+    const waiting = ctx.desired.controlPlane.filter((m) => !m.deleting);
+    return joinFix([
+      `No running control-plane machine has an IP to restore: bring one back (${names(waiting)}), then run \`/maas fix-dns ${ctx.cluster}\``,
+      upgrade,
+    ]);
+  }
+  return joinFix([`\`/maas fix-dns ${ctx.cluster}\` puts ${ctx.desired.ips.join(', ')} back on ${ctx.fqdn} and refreshes the hash`, upgrade]);
+}
+
+function upgradeText(state: Context['controllerState'] = 'vulnerable'): string {
+  return state === 'vulnerable'
+    ? `upgrade the controller (cluster-api-provider-maas) to ${FIXED_CONTROLLER_VERSION} or later`
+    : `make sure the controller (cluster-api-provider-maas) runs ${FIXED_CONTROLLER_VERSION} or later: earlier releases cache an empty set`;
+}
+
+function joinFix(parts: (string | null)[]): string {
+  return parts.filter((p): p is string => Boolean(p)).join('; ');
+}
+
+function recordedOf(ctx: Context): string[] | null {
+  const dns = ctx.snapshot.dns;
+  if ('error' in dns || dns.resources.length !== 1) return null;
+  return recordedIpsOf(dns.resources[0] as DnsResource);
+}
+
+/** The controller's view of the record: non-empty IPs as a set. */
+export function recordedIpsOf(resource: DnsResource): string[] {
+  const ips = resource.ip_addresses.map((a) => a.ip).filter((ip) => typeof ip === 'string' && ip !== '');
+  return [...new Set(ips)].sort(compareStrings);
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+function machinesEvidence(machines: ControlPlaneMachine[]): Record<string, unknown>[] {
+  return machines.map((m) => ({
+    name: m.name,
+    systemId: m.systemId,
+    state: m.state,
+    powered: m.powered,
+    running: m.running,
+    deleting: m.deleting,
+    ip: m.ip,
+    ...(m.ip === null && m.externalIps.length ? { externalIps: m.externalIps } : {}),
+  }));
+}
+
+function names(machines: ControlPlaneMachine[]): string {
+  return machines.map((m) => m.name).join(', ');
+}
+
+function describeSubnets(snapshot: DnsSnapshot): string {
+  const list = snapshot.preferredSubnets?.map((s) => JSON.stringify(s)).join(', ') ?? 'none';
+  return `${list} from ${snapshot.preferredSubnetsSource === 'config' ? 'the config' : 'ConfigMap maas-preferred-subnet'}`;
+}
+
+/** The one line a person reads first. */
+export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string | null; recorded?: string[] } = {}): string {
+  const has = (code: string) => findings.some((f) => f.code === code);
+  const find = (code: string) => findings.find((f) => f.code === code);
+  if (has('DNS_NOT_MANAGED')) return 'API DNS not managed by the controller (custom-dns-provided): nothing to check';
+  if (has('DNS_RECORD_EMPTY') && has('DNS_EMPTY_HASH_CACHED')) {
+    const desired = (find('DNS_EMPTY_HASH_CACHED')?.evidence as { desired?: string[] } | undefined)?.desired ?? [];
+    return desired.length === 0
+      ? 'API record WIPED, empty-set hash cached: no running control-plane machine has an IP, so the controller keeps it empty'
+      : 'API record WIPED, empty-set hash cached: the controller re-applies it only when it reconciles again, and has not';
+  }
+  if (has('DNS_RECORD_EMPTY')) return `API record WIPED: ${find('DNS_RECORD_EMPTY')?.subject} resolves to nothing`;
+  if (has('DNS_RECORD_MISSING')) return `API record MISSING: MAAS has no DNS resource for ${find('DNS_RECORD_MISSING')?.subject}`;
+  if (has('DNS_RECORD_AMBIGUOUS')) return `API record AMBIGUOUS: several MAAS DNS resources for ${find('DNS_RECORD_AMBIGUOUS')?.subject}, none picked`;
+  if (has('DNS_HASH_MASKS_DRIFT')) return 'API record DRIFTED and hidden by the hash cache: an unpatched controller will not repair it';
+  const drift = find('DNS_DRIFT');
+  if (drift && drift.severity !== 'info') {
+    const e = drift.evidence as { recorded?: string[]; desired?: string[] };
+    return `API record DRIFTED: MAAS holds ${e.recorded?.join(', ')}, the control plane needs ${e.desired?.join(', ') || 'nothing'}`;
+  }
+  const probe = find('PROBE_FAILED');
+  if (probe) return `Could not check: ${firstSentence(String(probe.evidence.reason))}`;
+  if (has('DNS_CP_NOT_RUNNING')) return 'No control-plane machine runs: the API record is at risk of being wiped';
+  if (has('DNS_CP_NO_IP_IN_SUBNETS')) return 'Control plane runs but has no IP in the preferred subnets: the API record is not maintained';
+  if (has('DNS_EMPTY_HASH_CACHED')) return 'API record healthy now, but the empty-set hash is cached: a wipe happened before';
+  if (has('DNS_CONTROLLER_VULNERABLE')) return 'API record healthy; the controller release is vulnerable to the DNS wipe (PCP-6608)';
+  if (has('DNS_NO_CONTROL_PLANE')) return 'No control-plane machine: an empty API record is expected';
+  const where = seen.fqdn ? `: ${seen.fqdn}${seen.recorded ? ` → ${seen.recorded.join(', ')}` : ''}` : '';
+  return `API record healthy${where}`;
+}
+
+/** A reason's first sentence: the hint after it belongs in the finding, not the verdict. */
+function firstSentence(text: string): string {
+  const end = text.search(/\.\s+[A-Z]/);
+  return end < 0 ? text : text.slice(0, end);
+}

@@ -1,0 +1,77 @@
+import { lastAppliedHash, recordedIpsOf } from './evaluate.ts';
+import { describeError } from '../../errors.ts';
+import { LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../kube/capmaas.ts';
+import type { KubeClient } from '../../kube/types.ts';
+import type { MaasClient } from '../../maas/types.ts';
+import type { PlanStep, StepOutcome } from '../../report.ts';
+import { sameIpSet, shortHash } from './repair-planner.ts';
+import type { StepContext, StepRunner } from '../../repair/executor.ts';
+
+type Outcome = { outcome: StepOutcome; detail: string };
+
+/** fix-dns steps: the record in MAAS, then the controller's hash cache on the MaasCluster; each read back. */
+export function dnsStepRunner(maas: MaasClient, kube: KubeClient): StepRunner {
+  return {
+    async run(step, context) {
+      if (step.action === 'set-dns-ips') return setIps(maas, step, context);
+      if (step.action === 'set-dns-hash') return setHash(kube, step, context);
+      return { outcome: 'refused', detail: `unknown fix-dns step "${step.action}"` };
+    },
+  };
+}
+
+async function setIps(maas: MaasClient, step: PlanStep, context: StepContext): Promise<Outcome> {
+  const p = step.params ?? {};
+  const id = p.resourceId;
+  const to = strings(p.to);
+  const from = strings(p.from);
+  if (typeof id !== 'number') return { outcome: 'refused', detail: 'the step names no DNS resource' };
+  if (to.length === 0) return { outcome: 'refused', detail: 'refused: an empty set is never written (it would wipe the record)' };
+  const current = recordedIpsOf(await maas.getDnsResource(id));
+  if (sameIpSet(current, to)) {
+    return { outcome: 'verified', detail: `resource ${id} holds ${to.join(', ')}${context.resumed ? ' (the update sent before the restart took effect)' : ' already'}` };
+  }
+  if (!sameIpSet(current, from)) {
+    return { outcome: 'refused', detail: `resource ${id} now holds ${current.join(', ') || '(empty)'}, planned from ${from.join(', ') || '(empty)'}: it changed; run fix-dns again` };
+  }
+  try {
+    await maas.updateDnsResourceIps(id, to);
+  } catch (err) {
+    return { outcome: 'failed', detail: `PUT dnsresources/${id}/: ${describeError(err)}` };
+  }
+  const after = recordedIpsOf(await maas.getDnsResource(id));
+  return sameIpSet(after, to)
+    ? { outcome: 'verified', detail: `resource ${id}: ${from.join(', ') || '(empty)'} → ${to.join(', ')} (read back)` }
+    : { outcome: 'failed', detail: `resource ${id}: MAAS accepted the update but reads back ${after.join(', ') || '(empty)'}` };
+}
+
+async function setHash(kube: KubeClient, step: PlanStep, context: StepContext): Promise<Outcome> {
+  const p = step.params ?? {};
+  const { namespace, maasCluster, to } = p;
+  const from = typeof p.from === 'string' ? p.from : null;
+  if (typeof namespace !== 'string' || typeof maasCluster !== 'string' || typeof to !== 'string') {
+    return { outcome: 'refused', detail: 'the step names no MaasCluster or hash' };
+  }
+  const where = `MaasCluster ${namespace}/${maasCluster}`;
+  const before = await kube.getMaasCluster(namespace, maasCluster);
+  if (!before) return { outcome: 'failed', detail: `${where} no longer exists` };
+  const current = lastAppliedHash(before);
+  if (current === to) return { outcome: 'verified', detail: `${where} annotation is ${to.slice(0, 12)}…${context.resumed ? '' : ' already'}` };
+  if (current !== from) {
+    return { outcome: 'refused', detail: `${where} annotation is now ${current ?? '(absent)'}, planned from ${from ?? '(absent)'}: the controller moved on; run fix-dns again` };
+  }
+  try {
+    await kube.setMaasClusterAnnotation(namespace, maasCluster, LAST_APPLIED_DNS_HASH_ANNOTATION, to);
+  } catch (err) {
+    return { outcome: 'failed', detail: `annotating ${where}: ${describeError(err)}` };
+  }
+  const after = await kube.getMaasCluster(namespace, maasCluster);
+  const read = after ? lastAppliedHash(after) : null;
+  return read === to
+    ? { outcome: 'verified', detail: `${where} ${LAST_APPLIED_DNS_HASH_ANNOTATION}: ${shortHash(from)} → ${shortHash(to)} (read back)` }
+    : { outcome: 'failed', detail: `${where}: the patch was accepted but the annotation reads back ${read ?? '(absent)'}` };
+}
+
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : [];
+}
