@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { writeResultsSection } from './lib/results-md.ts';
 import os from 'node:os';
 import { getHeapStatistics } from 'node:v8';
-import { checkSiteMacs } from '../jobs/mac-diff.ts';
+import { runCheck } from '../src/features/run-check.ts';
+import { macDiffCheck } from '../src/features/macs/index.ts';
 import type { JobContext } from '../src/job-types.ts';
 import type { Adapters } from '../src/adapters.ts';
 import { parseConfigText, type Config } from '../src/config.ts';
@@ -93,9 +94,9 @@ function workerContext(lab: Lab): { ctx: JobContext; config: Config; adapters: A
 async function runBot(lab: Lab, ctx: JobContext): Promise<{ ms: number; counts: Counts; drifted: string }> {
   const before = await lab.counts();
   const started = performance.now();
-  const report = await checkSiteMacs(ctx, 'bench');
+  const [report] = await runCheck(ctx, macDiffCheck, 'bench');
   const ms = performance.now() - started;
-  return { ms, counts: diff(before, await lab.counts()), drifted: report.verdict };
+  return { ms, counts: diff(before, await lab.counts()), drifted: report?.verdict ?? 'no report' };
 }
 
 /**

@@ -6,9 +6,10 @@ import { alertsCommand } from './alerts.ts';
 import { silenceCommand } from './silence.ts';
 import { scanCommand } from './scan.ts';
 import { auditCommand } from './audit.ts';
+import { CHECKS, COMMAND_NAMES, FIX_COMMANDS, type BuiltInCommand, type CommandName } from '../src/features/registry.ts';
 import type { CommandDefinition } from '../src/command-types.ts';
 
-/** Every /maas subcommand, by name. Later work adds one line each. */
+/** Every /maas subcommand, in help order (src/features/registry.ts COMMAND_NAMES). */
 export const commandList: CommandDefinition[] = [];
 
 export function registerCommand(command: CommandDefinition): void {
@@ -16,18 +17,24 @@ export function registerCommand(command: CommandDefinition): void {
   commandList.push(command);
 }
 
-registerCommand(helpCommand(() => commandList));
-registerCommand(sitesCommand);
-registerCommand(checkCommand({ name: 'dns-check', targetKind: 'cluster', summary: "is the API server's MAAS DNS record what the running control plane needs (and is the controller's hash cache hiding a wipe)" }));
-registerCommand(checkCommand({ name: 'resolver-check', targetKind: 'site', summary: "does each rack's node-facing resolver answer its own zone (dig SOA on the rack)" }));
-registerCommand(checkCommand({ name: 'mac-diff', targetKind: 'site', summary: 'the MACs MAAS records against the live VMs (virsh domiflist on each VM host), for a whole site' }));
-registerCommand(alertsCommand);
-registerCommand(silenceCommand);
-registerCommand(scanCommand);
-registerCommand(auditCommand);
-registerCommand(fixCommand({ name: 'fix-macs', targetKind: 'site', summary: "plan the MAC repair for a site (MAAS's records to the live VMs), posted for an approver's Approve" }));
-registerCommand(fixCommand({ name: 'fix-dns', targetKind: 'cluster', summary: "plan putting the running control plane's IPs back on the API server record (and its hash), posted for an approver's Approve" }));
-registerCommand(fixCommand({ name: 'fix-resolver', targetKind: 'site', summary: "plan the rack resolver repair (the forwarder on the rack, then the subnet's DNS in MAAS), posted for an approver's Approve" }));
+const builtIn: Record<BuiltInCommand, CommandDefinition> = {
+  help: helpCommand(() => commandList),
+  sites: sitesCommand,
+  alerts: alertsCommand,
+  silence: silenceCommand,
+  scan: scanCommand,
+  audit: auditCommand,
+};
+const byName = new Map<CommandName, CommandDefinition>([
+  ...(Object.entries(builtIn) as [BuiltInCommand, CommandDefinition][]),
+  ...CHECKS.map((spec) => [spec.name, checkCommand(spec)] as const),
+  ...FIX_COMMANDS.map(({ fix, targetKind }) => [fix.name, fixCommand({ name: fix.name, targetKind, summary: fix.summary })] as const),
+]);
+for (const name of COMMAND_NAMES) {
+  const command = byName.get(name);
+  if (!command) throw new Error(`command ${name} has no definition`);
+  registerCommand(command);
+}
 
 export function findCommand(name: string): CommandDefinition | undefined {
   return commandList.find((c) => c.name === name);

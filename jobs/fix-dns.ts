@@ -2,7 +2,7 @@ import type { ClusterConfig } from '../src/config.ts';
 import { requireAdmin } from '../src/maas/api-user.ts';
 import { dnsStepRunner } from '../src/features/dns/repair-steps.ts';
 import { planDnsRepair } from '../src/features/dns/repair-planner.ts';
-import { gatherDnsSnapshot } from './dns-check.ts';
+import { gatherDnsSnapshot } from '../src/features/dns/gather.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
 import type { JobDefinition } from '../src/job-types.ts';

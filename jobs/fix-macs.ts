@@ -5,7 +5,7 @@ import { macStepRunner } from '../src/features/macs/repair-steps.ts';
 import { planMacRepair } from '../src/features/macs/repair-planner.ts';
 import { adminGuarded } from '../src/repair/admin-guard.ts';
 import { REPAIR_LOCK, runRepairJob, type RepairDefinition } from './execute-plan.ts';
-import { gatherMacSnapshot } from './mac-diff.ts';
+import { gatherMacSnapshot } from '../src/features/macs/gather.ts';
 import type { JobDefinition } from '../src/job-types.ts';
 
 /** fix-macs: update MAAS's interface records to the live MACs, machine by machine. */

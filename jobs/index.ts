@@ -1,12 +1,11 @@
 import type { JobDefinition } from '../src/job-types.ts';
-import { resolverCheckJob } from './resolver-check.ts';
-import { macDiffJob } from './mac-diff.ts';
-import { dnsCheckJob } from './dns-check.ts';
+import { CHECKS, FIX_NAMES, type FixName } from '../src/features/registry.ts';
+import { checkJob } from './check-job.ts';
 import { fixMacsJob } from './fix-macs.ts';
 import { fixDnsJob } from './fix-dns.ts';
 import { fixResolverJob } from './fix-resolver.ts';
 
-/** Every job processor by name. Later work adds one line each. */
+/** Every job processor by name: one per registered check, one per repair it names (src/features/registry.ts). */
 export const jobRegistry = new Map<string, JobDefinition>();
 
 export function registerJob(job: JobDefinition): void {
@@ -14,12 +13,14 @@ export function registerJob(job: JobDefinition): void {
   jobRegistry.set(job.name, job);
 }
 
-registerJob(resolverCheckJob);
-registerJob(macDiffJob);
-registerJob(dnsCheckJob);
-registerJob(fixMacsJob);
-registerJob(fixDnsJob);
-registerJob(fixResolverJob);
+const repairJobs: Record<FixName, JobDefinition> = {
+  'fix-dns': fixDnsJob,
+  'fix-macs': fixMacsJob,
+  'fix-resolver': fixResolverJob,
+};
+
+for (const spec of CHECKS) registerJob(checkJob(spec));
+for (const name of FIX_NAMES) registerJob(repairJobs[name]);
 
 export function findJob(name: string): JobDefinition | undefined {
   return jobRegistry.get(name);

@@ -1,6 +1,10 @@
 import { withTimeout } from './with-timeout.ts';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { COMMAND_NAMES, JOB_KINDS } from './features/registry.ts';
 import type { MaasRequestInfo } from './maas/client.ts';
+import { peerOutcomeOfError, peerOutcomeOfStatus, type Peer, type PeerOutcome } from './peer-outcome.ts';
+
+export { peerOutcomeOfError, peerOutcomeOfStatus, type Peer, type PeerOutcome } from './peer-outcome.ts';
 import type { Status, StepOutcome } from './report.ts';
 
 /*
@@ -11,9 +15,6 @@ import type { Status, StepOutcome } from './report.ts';
 
 export const METRIC_PREFIX = 'maas_chatops_';
 
-export type Peer = 'maas' | 'ssh' | 'kube';
-/** ok; client_error (4xx, refused); server_error (5xx); timeout; error (anything else, e.g. connection refused). */
-export type PeerOutcome = 'ok' | 'client_error' | 'server_error' | 'timeout' | 'error';
 /** accepted: queued; answered: replied inline (help, sites); usage, denied, error. */
 export type CommandOutcome = 'accepted' | 'answered' | 'usage' | 'denied' | 'error';
 /** A report's status, or `failed` when the job threw (after its last attempt). */
@@ -23,8 +24,10 @@ export type RepairOutcome = 'applied' | 'failed' | 'refused' | 'rejected' | 'exp
 /** The Slack Web API error classes of @slack/web-api's ErrorCode. */
 export type SlackErrorKind = 'platform' | 'http' | 'request' | 'rate_limited' | 'other';
 
-export const KNOWN_COMMANDS = ['help', 'sites', 'dns-check', 'resolver-check', 'mac-diff', 'fix-macs', 'fix-dns', 'fix-resolver'] as const;
-export const KNOWN_JOB_KINDS = ['dns-check', 'resolver-check', 'mac-diff', 'fix-dns', 'fix-macs', 'fix-resolver', 'scan'] as const;
+/** The `subcommand` label values: every registered /maas subcommand. */
+export const KNOWN_COMMANDS: readonly string[] = COMMAND_NAMES;
+/** The `kind` label values: every job kind (checks, repairs, scan), which are also the report and alert kinds. */
+export const KNOWN_JOB_KINDS: readonly string[] = JOB_KINDS;
 const COMMAND_OUTCOMES: readonly CommandOutcome[] = ['accepted', 'answered', 'usage', 'denied', 'error'];
 const JOB_OUTCOMES: readonly JobOutcome[] = ['ok', 'warning', 'critical', 'error', 'failed'];
 const PEERS: readonly Peer[] = ['maas', 'ssh', 'kube'];
@@ -107,23 +110,6 @@ function cappedLabels(max: number, shape: RegExp): (value: string) => string {
     seen.add(value);
     return value;
   };
-}
-
-export function peerOutcomeOfStatus(status: number): PeerOutcome {
-  if (status === 0) return 'error';
-  if (status >= 500) return 'server_error';
-  if (status >= 400) return 'client_error';
-  return 'ok';
-}
-
-/** Classifies a thrown error by the conventions our adapters and Node use. */
-export function peerOutcomeOfError(err: unknown): PeerOutcome {
-  const e = err as { name?: unknown; code?: unknown; status?: unknown; statusCode?: unknown } | null;
-  const status = Number(e?.status ?? e?.statusCode);
-  if (Number.isInteger(status) && status >= 400) return peerOutcomeOfStatus(status);
-  const code = String(e?.code ?? '');
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || /TIMEDOUT|TIMEOUT/i.test(code)) return 'timeout';
-  return 'error';
 }
 
 export function slackErrorKind(err: unknown): SlackErrorKind {

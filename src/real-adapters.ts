@@ -3,7 +3,7 @@ import type { ClusterConfig, Config } from './config.ts';
 import { ChatopsError } from './errors.ts';
 import { createKubeClient } from './kube/client.ts';
 import { createMaasClient, type MaasRequestInfo } from './maas/client.ts';
-import type { PeerOutcome } from './metrics.ts';
+import type { PeerOutcome } from './peer-outcome.ts';
 import type { KubeClient } from './kube/types.ts';
 import type { MaasClient } from './maas/types.ts';
 import { createSshConnector } from './ssh/connector.ts';

@@ -1,12 +1,9 @@
+import type { CheckName, FixName } from './features/registry.ts';
+
 export type Severity = 'info' | 'warning' | 'critical' | 'error';
 export type Status = 'ok' | 'warning' | 'critical' | 'error';
-export type ReportKind =
-  | 'dns-check'
-  | 'resolver-check'
-  | 'mac-diff'
-  | 'fix-dns'
-  | 'fix-macs'
-  | 'fix-resolver';
+/** A report is of one registered check or of one repair (src/features/registry.ts). */
+export type ReportKind = CheckName | FixName;
 
 export type FindingCode =
   | 'DNS_RECORD_MISSING'

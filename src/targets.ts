@@ -1,27 +1,51 @@
-import type { Config } from './config.ts';
+import type { ClusterConfig, Config, SiteConfig } from './config.ts';
 import { UnknownTargetError } from './errors.ts';
 import { describeError } from './errors.ts';
 import { finishReport, probeFailed, type Report, type ReportKind } from './report.ts';
 
 export type TargetKind = 'site' | 'cluster';
 
-export function knownTargets(config: Config, kind: TargetKind): string[] {
-  return Object.keys(kind === 'site' ? config.sites : config.clusters).sort();
+/** The config of a target, by its kind: a site or a cluster, each carrying its name. */
+export interface TargetConfigs {
+  site: SiteConfig;
+  cluster: ClusterConfig;
 }
 
-/** `all` or one configured name; anything else is an UnknownTargetError listing the known ones. */
-export function resolveTargets(config: Config, kind: TargetKind, target: string): string[] {
+export type TargetConfig<K extends TargetKind = TargetKind> = TargetConfigs[K];
+
+function configsOf<K extends TargetKind>(config: Config, kind: K): Record<string, TargetConfig<K>> {
+  return (kind === 'site' ? config.sites : config.clusters) as Record<string, TargetConfig<K>>;
+}
+
+export function knownTargets(config: Config, kind: TargetKind): string[] {
+  return Object.keys(configsOf(config, kind)).sort();
+}
+
+/** `all` (every target of the kind, by name) or one configured name; anything else is an UnknownTargetError listing the known ones. */
+export function resolveTargets<K extends TargetKind>(config: Config, kind: K, target: string): TargetConfig<K>[] {
+  const configs = configsOf(config, kind);
   const known = knownTargets(config, kind);
-  if (target === 'all') return known;
-  if (!known.includes(target)) throw new UnknownTargetError(kind, target, known);
-  return [target];
+  const names = target === 'all' ? known : [target];
+  return names.map((name) => {
+    const found = Object.hasOwn(configs, name) ? configs[name] : undefined;
+    if (!found) throw new UnknownTargetError(kind, target, known);
+    return found;
+  });
+}
+
+/** One configured target by name (never `all`). */
+export function resolveTarget<K extends TargetKind>(config: Config, kind: K, name: string): TargetConfig<K> {
+  const configs = configsOf(config, kind);
+  const found = name !== 'all' && Object.hasOwn(configs, name) ? configs[name] : undefined;
+  if (!found) throw new UnknownTargetError(kind, name, knownTargets(config, kind));
+  return found;
 }
 
 /** Runs one check per target; a target that throws becomes a PROBE_FAILED report, never a crash. */
-export async function runPerTarget(
+export async function runPerTarget<T extends { name: string }>(
   kind: ReportKind,
-  targets: string[],
-  check: (target: string) => Promise<Report>,
+  targets: readonly T[],
+  check: (target: T) => Promise<Report>,
 ): Promise<Report[]> {
   return Promise.all(
     targets.map(async (target) => {
@@ -30,7 +54,7 @@ export async function runPerTarget(
         return await check(target);
       } catch (err) {
         return finishReport(
-          { kind, target, verdict: `Could not check ${target}`, findings: [probeFailed(target, describeError(err))] },
+          { kind, target: target.name, verdict: `Could not check ${target.name}`, findings: [probeFailed(target.name, describeError(err))] },
           startedAt,
         );
       }

@@ -6,7 +6,7 @@ export function targetNames(config: Config, name: string): string[] {
   const found = new Set<string>();
   for (const kind of ['site', 'cluster'] as const) {
     try {
-      for (const t of resolveTargets(config, kind, name)) found.add(t);
+      for (const t of resolveTargets(config, kind, name)) found.add(t.name);
     } catch {
       // not a target of this kind
     }

@@ -1,17 +1,21 @@
-import type { Config, SiteConfig } from '../config.ts';
-import type { TargetKind } from '../targets.ts';
+import type { Config } from '../config.ts';
+import type { ScheduleKey } from '../features/check-spec.ts';
+import { CHECKS, findCheck, type ScanCheck } from '../features/registry.ts';
+import { resolveTarget, type TargetKind } from '../targets.ts';
 
-/**
- * The checks a scan runs: the kind of target each takes, the `schedules` key that times it and
- * the fix an alert's "Plan fix" button leads to.
- */
-export const SCAN_CHECKS = {
-  'dns-check': { targetKind: 'cluster', schedule: 'dns', fix: 'fix-dns' },
-  'resolver-check': { targetKind: 'site', schedule: 'resolver', fix: 'fix-resolver' },
-  'mac-diff': { targetKind: 'site', schedule: 'macs', fix: 'fix-macs' },
-} as const satisfies Record<string, { targetKind: TargetKind; schedule: keyof Config['schedules']; fix: string }>;
+export type { ScanCheck };
 
-export type ScanCheck = keyof typeof SCAN_CHECKS;
+/** What a scan needs to know of a check: the kind of target, the `schedules` key that times it, the fix an alert's "Plan fix" button leads to. */
+export interface ScanCheckInfo {
+  targetKind: TargetKind;
+  schedule: ScheduleKey;
+  fix?: string;
+}
+
+/** The checks a scan runs: every registered check with a `schedules` key. */
+export const SCAN_CHECKS: Readonly<Record<ScanCheck, ScanCheckInfo>> = Object.fromEntries(
+  CHECKS.flatMap((c) => (c.schedule ? [[c.name, { targetKind: c.targetKind, schedule: c.schedule, ...(c.fix ? { fix: c.fix.name } : {}) }]] : [])),
+) as Record<ScanCheck, ScanCheckInfo>;
 
 export interface ScanTarget {
   check: ScanCheck;
@@ -23,19 +27,20 @@ export function isScanCheck(name: unknown): name is ScanCheck {
 }
 
 /**
- * Whether a check has something to look at on a target. A site without `rack` has no resolver
- * to probe, and one without `vmHosts` has no SSH access to its VM hosts: scanning those would
- * only raise a standing "could not check" alert.
+ * Whether a check has something to look at on a target (the check's appliesTo): scanning a site
+ * without `rack` for its resolver, or without `vmHosts` for its MACs, would only raise a standing
+ * "could not check" alert.
  */
 export function checkApplies(config: Config, check: ScanCheck, target: string): boolean {
-  if (SCAN_CHECKS[check].targetKind === 'cluster') return Object.hasOwn(config.clusters, target);
-  const site = Object.hasOwn(config.sites, target) ? config.sites[target] : undefined;
-  if (!site) return false;
-  return check === 'resolver-check' ? site.rack !== undefined : hasVmHostAccess(site);
+  const spec = findCheck(check);
+  if (!spec) return false;
+  const configs = spec.targetKind === 'site' ? config.sites : config.clusters;
+  if (!Object.hasOwn(configs, target)) return false;
+  return applies(spec, config, target);
 }
 
-function hasVmHostAccess(site: SiteConfig): boolean {
-  return Object.keys(site.vmHosts).length > 0 || Object.keys(site.vmHostDefaults).length > 0;
+function applies(spec: NonNullable<ReturnType<typeof findCheck>>, config: Config, target: string): boolean {
+  return spec.targetKind === 'site' ? spec.appliesTo(resolveTarget(config, 'site', target)) : spec.appliesTo(resolveTarget(config, 'cluster', target));
 }
 
 /** Every (check, target) that applies to one configured name, or to all with `all`. */

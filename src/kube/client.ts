@@ -20,7 +20,7 @@ import {
   PREFERRED_SUBNET_CONFIGMAP,
   PREFERRED_SUBNET_KEY,
 } from './capmaas.ts';
-import { peerOutcomeOfError, peerOutcomeOfStatus, type PeerOutcome } from '../metrics.ts';
+import { peerOutcomeOfError, peerOutcomeOfStatus, type PeerOutcome } from '../peer-outcome.ts';
 import { kubeError, statusOf, type KubeOperation } from './kube-errors.ts';
 import { loadKubeConfig, type KubeConfigSources } from './kubeconfig.ts';
 import type { KubeClient, MaasClusterObject, MaasMachineObject } from './types.ts';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { CHECKS } from '../features/registry.ts';
 import type { ReplyTarget } from '../notifier.ts';
 
 /**
@@ -19,7 +20,7 @@ import type { ReplyTarget } from '../notifier.ts';
  */
 
 /** The job kinds that are checks (read-only, same answer for the same target): safe to share. */
-export const DEDUPLICATED_JOBS: ReadonlySet<string> = new Set(['dns-check', 'resolver-check', 'mac-diff']);
+export const DEDUPLICATED_JOBS: ReadonlySet<string> = new Set(CHECKS.filter((c) => c.dedup === 'same-target').map((c) => c.name));
 
 /** How long after the first request an identical one still joins it. */
 export const DEFAULT_DEDUP_WINDOW_MS = 60_000;

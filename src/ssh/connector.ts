@@ -2,7 +2,7 @@ import ssh2 from 'ssh2';
 import type { ClientChannel, ConnectConfig } from 'ssh2';
 import { ChatopsError } from '../errors.ts';
 import { keyTypeOf, sha256Fingerprint } from './fingerprint.ts';
-import type { PeerOutcome } from '../metrics.ts';
+import type { PeerOutcome } from '../peer-outcome.ts';
 import type { SafeCommand } from './shell-quote.ts';
 import type { CommandResult, ExecOptions, SshConnector, SshSession, SshTarget } from './types.ts';
 

@@ -1,12 +1,15 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApprovalStack, type ApprovalStack } from '../helpers/approval-stack.ts';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
-import { resolverCheckJob } from '../../jobs/resolver-check.ts';
+import { resolverCheck } from '../../src/features/resolver/index.ts';
 import { onPath } from '../../lab/rack-sim/index.ts';
 import { type EmulatedMessage } from '../../lab/slack-emulator/index.ts';
 import { blocksText } from '../../lab/transcript.ts';
 import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
 import { startResolverSite, type ResolverSite } from '../integration/fix-resolver-site.ts';
+
+const resolverCheckJob = checkJob(resolverCheck);
 
 // /maas fix-resolver through the real Bolt app (signed HTTP from the Slack emulator), BullMQ on
 // real Redis, the workers with the Slack notifier and the approval buttons; the repair itself

@@ -1,10 +1,11 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dnsCheckJob } from '../../jobs/dns-check.ts';
+import { dnsCheck } from '../../src/features/dns/index.ts';
 import { fixDnsJob } from '../../jobs/fix-dns.ts';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
-import { macDiffJob } from '../../jobs/mac-diff.ts';
-import { resolverCheckJob } from '../../jobs/resolver-check.ts';
+import { macDiffCheck } from '../../src/features/macs/index.ts';
+import { resolverCheck } from '../../src/features/resolver/index.ts';
 import type { JobContext } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
@@ -17,6 +18,10 @@ import { silentLogger } from '../../src/log.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
 import type { Report } from '../../src/report.ts';
 import { startResolverSite } from './fix-resolver-site.ts';
+
+const dnsCheckJob = checkJob(dnsCheck);
+const resolverCheckJob = checkJob(resolverCheck);
+const macDiffJob = checkJob(macDiffCheck);
 
 // Real parts: the MAAS simulator (users/?op=whoami, 403 for a non-admin as MAAS answers it), SSH VM
 // hosts, the ssh2 rack running a real shell with dig and dnsmasq, and the Kubernetes simulator.

@@ -1,5 +1,6 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dnsCheckJob } from '../../jobs/dns-check.ts';
+import { dnsCheck } from '../../src/features/dns/index.ts';
 import type { JobContext } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { dnsHash, EMPTY_SET_HASH } from '../../src/features/dns/evaluate.ts';
@@ -10,6 +11,8 @@ import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimul
 import { silentLogger } from '../../src/log.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
 import type { Report } from '../../src/report.ts';
+
+const dnsCheckJob = checkJob(dnsCheck);
 
 // Real parts: the MAAS simulator (OAuth, dnsresources as MAAS serves them) and one Kubernetes API
 // simulator per cluster, reached over loopback HTTP by the real MAAS and kube clients.

@@ -1,5 +1,6 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dnsCheckJob } from '../../jobs/dns-check.ts';
+import { dnsCheck } from '../../src/features/dns/index.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
@@ -12,6 +13,8 @@ import { silentLogger } from '../../src/log.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
 import type { Finding, Report } from '../../src/report.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
+
+const dnsCheckJob = checkJob(dnsCheck);
 
 /*
  * dns-check's client view: MAAS's record (the simulator holds prod's wiped record) beside what a

@@ -1,13 +1,16 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
-import { resolverCheckJob } from '../../jobs/resolver-check.ts';
+import { resolverCheck } from '../../src/features/resolver/index.ts';
 import { onPath } from '../../lab/rack-sim/index.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
 import { RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
+
+const resolverCheckJob = checkJob(resolverCheck);
 
 // Real parts: the rack is an ssh2 server running /bin/sh (dig, and cat of a real dhcpd.conf that
 // the MAAS simulator writes as MAAS 3.6 or 3.7 would); the resolvers are real dnsmasq processes.

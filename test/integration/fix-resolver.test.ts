@@ -1,9 +1,10 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
-import { resolverCheckJob } from '../../jobs/resolver-check.ts';
+import { resolverCheck } from '../../src/features/resolver/index.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { main } from '../../src/cli.ts';
 import { onPath } from '../../lab/rack-sim/index.ts';
@@ -13,6 +14,8 @@ import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
 import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
 import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
+
+const resolverCheckJob = checkJob(resolverCheck);
 
 // Real parts: the rack is an ssh2 server running commands in /bin/sh with the installed dig; the
 // rack's resolver is a dnsmasq that SERVFAILs its own zone; the forwarder is an authoritative

@@ -1,9 +1,12 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { macDiffJob } from '../../jobs/mac-diff.ts';
+import { macDiffCheck } from '../../src/features/macs/index.ts';
 import { discovery, machine, nodeEvent, rackController, virshPower } from '../../lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Report } from '../../src/report.ts';
+
+const macDiffJob = checkJob(macDiffCheck);
 
 /*
  * mac-diff's witnesses end to end: the MAAS simulator serves network discovery and the event log

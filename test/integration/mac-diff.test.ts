@@ -1,13 +1,16 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { macDiffJob } from '../../jobs/mac-diff.ts';
+import { macDiffCheck } from '../../src/features/macs/index.ts';
 import type { JobContext } from '../../src/job-types.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { macLabScenario, startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Finding, Report } from '../../src/report.ts';
+
+const macDiffJob = checkJob(macDiffCheck);
 
 const HOST_A = '127.0.0.1';
 const HOST_B = '127.0.0.2';

@@ -1,8 +1,9 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dnsCheckJob } from '../../jobs/dns-check.ts';
+import { dnsCheck } from '../../src/features/dns/index.ts';
 import { fixDnsJob } from '../../jobs/fix-dns.ts';
 import type { JobContext } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
@@ -15,6 +16,8 @@ import { silentLogger } from '../../src/log.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
 import { main } from '../../src/cli.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
+
+const dnsCheckJob = checkJob(dnsCheck);
 
 // Real parts: the MAAS simulator (dnsresources as MAAS serves them) and a Kubernetes API simulator
 // for prod's management cluster, reached by the real MAAS and kube clients over loopback.

@@ -1,9 +1,10 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resolverCheckJob } from '../../jobs/resolver-check.ts';
+import { resolverCheck } from '../../src/features/resolver/index.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText } from '../../src/config.ts';
 import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
@@ -12,6 +13,8 @@ import { onPath, startDnsmasq, type RunningDnsmasq } from '../../lab/rack-sim/in
 import { generateKeyPair, startSshServer, type SshServerOptions, type SshSimServer } from '../../lab/ssh-sim/index.ts';
 import type { Report } from '../../src/report.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
+
+const resolverCheckJob = checkJob(resolverCheck);
 
 // Real parts: an ssh2 server on loopback running commands in /bin/sh, the installed dig, and
 // dnsmasq children (authoritative for maas-internal; a validating forwarder that SERVFAILs).

@@ -1,9 +1,10 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { delimiter } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { resolverCheckJob } from '../../jobs/resolver-check.ts';
+import { resolverCheck } from '../../src/features/resolver/index.ts';
 import { parseConfigText } from '../../src/config.ts';
 import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -11,6 +12,8 @@ import { createDigStub, digPathPrefix, onPath, startLabRack, startRack, type Rac
 import { generateKeyPair, startSshServer } from '../../lab/ssh-sim/index.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
 import { parseDig, type DigResult } from '../../src/ssh/dig.ts';
+
+const resolverCheckJob = checkJob(resolverCheck);
 
 // The lab's rack without dnsmasq or dig: a DNS responder in node and a dig stand-in, checked
 // against the real dig where it is installed so that the stand-in cannot drift from it.

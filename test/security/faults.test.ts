@@ -1,3 +1,4 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -5,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { macDiffJob } from '../../jobs/mac-diff.ts';
+import { macDiffCheck } from '../../src/features/macs/index.ts';
 import type { JobContext } from '../../src/job-types.ts';
 import { loadConfig } from '../../src/config.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
@@ -22,6 +23,8 @@ import type { Report } from '../../src/report.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';
 import { createSshConnector } from '../../src/ssh/connector.ts';
 import { waitUntil } from '../helpers/redis.ts';
+
+const macDiffJob = checkJob(macDiffCheck);
 
 /*
  * Faults injected into real peers, with the figures written to the test output and to the

@@ -1,8 +1,9 @@
+import { checkJob } from '../../jobs/check-job.ts';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { macDiffJob } from '../../jobs/mac-diff.ts';
+import { macDiffCheck } from '../../src/features/macs/index.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -10,6 +11,8 @@ import type { Report } from '../../src/report.ts';
 import { createRedactor, redactDeep } from '../../src/redact.ts';
 import { renderReports } from '../../src/slack/render.ts';
 import { hostileNames } from '../helpers/hostile-names.ts';
+
+const macDiffJob = checkJob(macDiffCheck);
 
 /*
  * Hostile names in MAAS data (hostnames, zones, power_id domain names, power addresses) go through

@@ -1,16 +1,16 @@
-import { evaluateMacs, type MacSnapshot } from '../src/features/macs/evaluate.ts';
-import { planVmHostProbes, type VmHostProbePlan } from '../src/features/macs/vm-host-targets.ts';
-import type { SiteConfig } from '../src/config.ts';
-import { requireAdmin, type AdminCommand } from '../src/maas/api-user.ts';
-import type { MachineFilter, MaasMachine, PowerParameters } from '../src/maas/types.ts';
-import { finishReport, type Finding, type Report } from '../src/report.ts';
-import { applyWitnesses, driftedSystemIds, eventLimitFor, type Read } from '../src/features/macs/witnesses.ts';
-import { describeError } from '../src/errors.ts';
-import { vmHostTarget } from '../src/ssh/targets.ts';
-import type { SshTarget } from '../src/ssh/types.ts';
-import { probeVmHosts } from '../src/features/macs/virsh-probe.ts';
-import { resolveTargets, runPerTarget } from '../src/targets.ts';
-import type { JobContext, JobDefinition } from '../src/job-types.ts';
+import type { MacSnapshot } from './evaluate.ts';
+import { planVmHostProbes, type VmHostProbePlan } from './vm-host-targets.ts';
+import type { SiteConfig } from '../../config.ts';
+import { requireAdmin, type AdminCommand } from '../../maas/api-user.ts';
+import type { MachineFilter, MaasMachine, PowerParameters } from '../../maas/types.ts';
+import type { Finding } from '../../report.ts';
+import { applyWitnesses, driftedSystemIds, eventLimitFor, type Read } from './witnesses.ts';
+import { describeError } from '../../errors.ts';
+import { vmHostTarget } from '../../ssh/targets.ts';
+import type { SshTarget } from '../../ssh/types.ts';
+import { probeVmHosts } from './virsh-probe.ts';
+import { resolveTarget } from '../../targets.ts';
+import type { CheckContext } from '../check-spec.ts';
 
 export interface MacDiffOptions {
   /** VM hosts probed at once (default DEFAULT_CONCURRENCY, 32). */
@@ -19,35 +19,17 @@ export interface MacDiffOptions {
   command?: AdminCommand;
 }
 
-/** `/maas mac-diff <site|all>`: the MACs MAAS records against the live libvirt domains. */
-export const macDiffJob: JobDefinition = {
-  name: 'mac-diff',
-  run: async (ctx, data) => {
-    const sites = resolveTargets(ctx.config, 'site', data.target);
-    return runPerTarget('mac-diff', sites, (site) => checkSiteMacs(ctx, site));
-  },
-};
-
-export async function checkSiteMacs(ctx: JobContext, siteName: string, options: MacDiffOptions = {}): Promise<Report> {
-  const startedAt = new Date();
-  const snapshot = await gatherMacSnapshot(ctx, siteName, options);
-  const { verdict, findings } = evaluateMacs(snapshot);
-  const witnessed = await withDriftWitnesses(ctx, siteName, findings);
-  return finishReport({ kind: 'mac-diff', target: siteName, verdict, findings: witnessed }, startedAt);
-}
-
 /**
  * When machines drifted: MAAS's network discovery and the drifted machines' event log, two
  * requests issued together, read-only. Either failing is one info line; the verdict is already made.
  */
-async function withDriftWitnesses(ctx: JobContext, siteName: string, findings: Finding[]): Promise<Finding[]> {
+export async function withDriftWitnesses(ctx: CheckContext, site: SiteConfig, findings: Finding[]): Promise<Finding[]> {
   const ids = driftedSystemIds(findings);
   if (!ids.length) return findings;
-  const site = ctx.config.sites[siteName] as SiteConfig;
   const maas = ctx.adapters.maas(site.maas);
   const eventLimit = eventLimitFor(ids.length);
   const [discovery, events] = await Promise.all([readOrReason(maas.unknownMacDiscoveries()), readOrReason(maas.queryEvents({ ids, limit: eventLimit }))]);
-  return applyWitnesses(findings, siteName, { discovery, events, eventLimit, now: new Date() });
+  return applyWitnesses(findings, site.name, { discovery, events, eventLimit, now: new Date() });
 }
 
 async function readOrReason<T>(promise: Promise<T>): Promise<Read<T>> {
@@ -63,9 +45,8 @@ async function readOrReason<T>(promise: Promise<T>): Promise<Read<T>> {
  * together; then one SSH session and one remote command per VM host, hosts in parallel.
  * fix-macs re-measures through this before it changes anything.
  */
-export async function gatherMacSnapshot(ctx: JobContext, siteName: string, options: MacDiffOptions = {}): Promise<MacSnapshot> {
-  const site = ctx.config.sites[siteName];
-  if (!site) throw new Error(`no site ${siteName}`);
+export async function gatherMacSnapshot(ctx: CheckContext, siteName: string, options: MacDiffOptions = {}): Promise<MacSnapshot> {
+  const site = resolveTarget(ctx.config, 'site', siteName);
   const maas = ctx.adapters.maas(site.maas);
   // power_parameters is admin-only: a non-admin key is refused here, before any MAAS call or SSH session.
   await requireAdmin(maas, site.maas, options.command ?? 'mac-diff');
@@ -108,7 +89,7 @@ function virshPowerOf(machines: readonly MaasMachine[], all: Record<string, Powe
  * in MAAS's power_address is honoured only where that entry allows it (names the same port):
  * MAAS data must not choose which port the worker connects to.
  */
-function sshTargetFor(ctx: JobContext, site: SiteConfig, plan: VmHostProbePlan): SshTarget {
+function sshTargetFor(ctx: CheckContext, site: SiteConfig, plan: VmHostProbePlan): SshTarget {
   const { host, port, user } = plan.address;
   const target = vmHostTarget(site, host, user);
   if (port !== undefined && port !== target.port) {

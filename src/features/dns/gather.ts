@@ -1,31 +1,12 @@
-import { apiServerFqdn, evaluateDns, isCustomDns, type ControllerObservation, type DnsSnapshot } from '../src/features/dns/evaluate.ts';
-import type { ClusterConfig } from '../src/config.ts';
-import { askClientView } from '../src/features/dns/client-view.ts';
-import { describeError } from '../src/errors.ts';
-import { CLUSTER_NAME_LABEL } from '../src/kube/capmaas.ts';
-import type { KubeClient, MaasClusterObject } from '../src/kube/types.ts';
-import { MaasApiError } from '../src/maas/maas-api-error.ts';
-import type { MaasClient } from '../src/maas/types.ts';
-import { finishReport, type Report } from '../src/report.ts';
-import { resolveTargets, runPerTarget } from '../src/targets.ts';
-import type { JobContext, JobDefinition } from '../src/job-types.ts';
-
-/** `/maas dns-check <cluster>|all`: is the API server's MAAS DNS record what the control plane needs? */
-export const dnsCheckJob: JobDefinition = {
-  name: 'dns-check',
-  run: async (ctx, data) => {
-    const targets = resolveTargets(ctx.config, 'cluster', data.target);
-    return runPerTarget('dns-check', targets, (name) => checkCluster(ctx, ctx.config.clusters[name] as ClusterConfig));
-  },
-};
-
-async function checkCluster(ctx: JobContext, cluster: ClusterConfig): Promise<Report> {
-  const startedAt = new Date();
-  const snapshot = await gatherDnsSnapshot(ctx, cluster);
-  const { findings, verdict } = evaluateDns(snapshot);
-  ctx.log.info({ cluster: cluster.name, findings: findings.map((f) => f.code) }, 'dns-check done');
-  return finishReport({ kind: 'dns-check', target: cluster.name, verdict, findings }, startedAt);
-}
+import { apiServerFqdn, isCustomDns, type ControllerObservation, type DnsSnapshot } from './evaluate.ts';
+import type { ClusterConfig } from '../../config.ts';
+import { askClientView } from './client-view.ts';
+import { describeError } from '../../errors.ts';
+import { CLUSTER_NAME_LABEL } from '../../kube/capmaas.ts';
+import type { KubeClient, MaasClusterObject } from '../../kube/types.ts';
+import { MaasApiError } from '../../maas/maas-api-error.ts';
+import type { MaasClient } from '../../maas/types.ts';
+import type { CheckContext } from '../check-spec.ts';
 
 /**
  * Reads what the controller reads: the MaasCluster first (it names the FQDN and the CAPI
@@ -33,7 +14,7 @@ async function checkCluster(ctx: JobContext, cluster: ClusterConfig): Promise<Re
  * and the controller's image. A failed Kubernetes read throws (PROBE_FAILED for the target);
  * a failed MAAS read is kept in the snapshot so the machine findings still show.
  */
-export async function gatherDnsSnapshot(ctx: JobContext, cluster: ClusterConfig): Promise<DnsSnapshot> {
+export async function gatherDnsSnapshot(ctx: CheckContext, cluster: ClusterConfig): Promise<DnsSnapshot> {
   const namespace = cluster.kube.namespace;
   const ref = { namespace, name: cluster.maasCluster };
   const kube = ctx.adapters.kube(cluster);
@@ -71,7 +52,7 @@ async function preferredSubnets(
     : { preferredSubnets: fromConfigMap, preferredSubnetsSource: 'configmap' };
 }
 
-async function dnsResources(ctx: JobContext, cluster: ClusterConfig, fqdn: string): Promise<DnsSnapshot['dns']> {
+async function dnsResources(ctx: CheckContext, cluster: ClusterConfig, fqdn: string): Promise<DnsSnapshot['dns']> {
   try {
     const maas: MaasClient = ctx.adapters.maas(cluster.maas);
     return { resources: await maas.findDnsResources(fqdn) };

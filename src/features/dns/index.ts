@@ -1,0 +1,2 @@
+export { dnsCheck } from './check.ts';
+export { gatherDnsSnapshot } from './gather.ts';

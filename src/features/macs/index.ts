@@ -1,0 +1,2 @@
+export { macDiffCheck } from './check.ts';
+export { gatherMacSnapshot, type MacDiffOptions } from './gather.ts';

@@ -1,0 +1,2 @@
+export { resolverCheck } from './check.ts';
+export { gatherResolverCheck, type ResolverCheckSnapshot } from './gather.ts';
