@@ -5,9 +5,21 @@ import { ConfigError } from './errors.ts';
 import { parseDuration } from './duration.ts';
 import { Secret } from './secret.ts';
 import { secretFragments } from './redact.ts';
-import { kubeconfigSecretValues } from './kube/kubeconfig-secrets.ts';
+import { kubeconfigSecretValues } from './kubeconfig-secrets.ts';
 import { configSchema, type RawConfig, type sshEndpointSchema } from './config-schema.ts';
-import type { RedisConfigBlock } from './queue/redis-settings.ts';
+
+
+/** The config file's `redis:` block, secrets resolved (and printed as references). */
+export interface RedisConfigBlock {
+  sentinels: string[];
+  sentinelName: string;
+  sentinelUsername?: string;
+  sentinelPassword?: Secret;
+  username?: string;
+  password?: Secret;
+  tlsCa?: string;
+  db?: number;
+}
 
 export interface SshEndpoint {
   host: string;

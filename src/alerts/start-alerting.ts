@@ -1,13 +1,13 @@
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Redis } from 'ioredis';
-import { createScanJob, SCAN_JOB } from '../../jobs/scan.ts';
+import { createScanJob, SCAN_JOB } from './scan-job.ts';
 import type { JobDefinition } from '../job-types.ts';
 import type { Adapters } from '../adapters.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { startJobWorkers, type RunningWorkers } from '../queue/job-workers.ts';
 import { DEFAULT_PREFIX } from '../queue/queue-names.ts';
-import { syncSchedulers, type SyncResult } from '../queue/schedulers.ts';
+import { syncSchedulers, type SyncResult } from './schedulers.ts';
 import type { Redactor } from '../redact.ts';
 import type { AlertSender } from './alert-sender.ts';
 import { AlertStore } from './alert-store.ts';
@@ -31,7 +31,7 @@ export interface AlertingOptions {
   concurrency?: number;
   /** Upsert and prune the schedulers at start; default true. */
   schedule?: boolean;
-  /** Tests inject their own check jobs; default jobs/index.ts. */
+  /** Tests inject their own check jobs; default the registered checks. */
   findJob?: (name: string) => JobDefinition | undefined;
   now?: () => number;
   /** The audit trail for alert transitions. */

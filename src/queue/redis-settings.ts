@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.ts';
-import type { Secret } from '../secret.ts';
+import type { RedisConfigBlock } from '../config.ts';
+
+export type { RedisConfigBlock } from '../config.ts';
 
 /**
  * Where the queues' Redis is and how to log in, from the environment or the config file's
@@ -47,18 +49,6 @@ export interface SentinelSettings extends CommonSettings {
 }
 
 export type RedisSettings = UrlSettings | SentinelSettings;
-
-/** The config file's `redis:` block, secrets resolved (and printed as references). */
-export interface RedisConfigBlock {
-  sentinels: string[];
-  sentinelName: string;
-  sentinelUsername?: string;
-  sentinelPassword?: Secret;
-  username?: string;
-  password?: Secret;
-  tlsCa?: string;
-  db?: number;
-}
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 

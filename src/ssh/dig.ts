@@ -1,5 +1,5 @@
 import { ChatopsError } from '../errors.ts';
-import type { ResolverObservation, SoaRecord } from '../features/resolver/types.ts';
+import type { ResolverObservation, SoaRecord } from './dig-types.ts';
 import { sh, type SafeCommand } from './shell-quote.ts';
 
 /** Seconds dig waits for a reply, and how many times it asks: a dead resolver costs ~2 s. */

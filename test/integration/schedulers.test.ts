@@ -9,7 +9,7 @@ import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator
 import { silentLogger } from '../../src/log.ts';
 import { queueNameFor } from '../../src/queue/queue-names.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
-import { schedulerIdFor, syncSchedulers } from '../../src/queue/schedulers.ts';
+import { schedulerIdFor, syncSchedulers } from '../../src/alerts/schedulers.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { finishReport, type Finding } from '../../src/report.ts';
 import { createPacedSender } from '../../src/slack/paced-sender.ts';

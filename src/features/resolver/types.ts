@@ -1,30 +1,7 @@
 import type { DhcpObservation } from './rack-dhcpd.ts';
+import type { ResolverObservation } from '../../ssh/dig-types.ts';
 
-/** An SOA record's fields, as dig prints them and node's resolveSoa returns them. */
-export interface SoaRecord {
-  mname: string;
-  rname: string;
-  serial: number;
-  refresh: number;
-  retry: number;
-  expire: number;
-  minimum: number;
-}
-
-/** What one SOA query to a resolver showed, however it was made. */
-export type ResolverObservation =
-  | {
-      outcome: 'reply';
-      /** The header's RCODE name: NOERROR, SERVFAIL, NXDOMAIN, REFUSED, ... */
-      status: string;
-      /** The line that shows the status, exactly as the probe printed it. */
-      statusLine: string;
-      /** The zone's SOA from the answer section, if there was one. */
-      soa: SoaRecord | null;
-      flags?: string[];
-    }
-  | { outcome: 'no-reply'; detail: string }
-  | { outcome: 'failed'; reason: string; fix?: string };
+export type { ResolverObservation, SoaRecord } from '../../ssh/dig-types.ts';
 
 /** The check's input: which resolver was asked about which zone, how, and what it showed. */
 export interface ResolverSnapshot {

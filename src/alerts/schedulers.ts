@@ -1,12 +1,13 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { scheduledScans, type ScanCheck } from '../alerts/scan-checks.ts';
+import { scheduledScans, type ScanCheck } from './scan-checks.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
+import { SCAN_JOB } from '../features/registry.ts';
+import { DEFAULT_PREFIX, queueNameFor } from '../queue/queue-names.ts';
 
-/** The queue scans run on, as jobs/scan.ts's job name maps to it. */
-export const SCAN_QUEUE_JOB = 'scan';
+/** The queue scans run on: the scan job's name maps to it. */
+export const SCAN_QUEUE_JOB = SCAN_JOB;
 const SCHEDULER_PREFIX = 'scan:';
 
 export interface SyncSchedulersOptions {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { kubeconfigSecretValues } from '../../../src/kube/kubeconfig-secrets.ts';
-import { kubeconfigFor } from '../../../lab/kube-sim/kubeconfig.ts';
+import { kubeconfigSecretValues } from '../../src/kubeconfig-secrets.ts';
+import { kubeconfigFor } from '../../lab/kube-sim/kubeconfig.ts';
 
 describe('kubeconfigSecretValues', () => {
   it('returns the token, not the words around it', () => {
