@@ -28,7 +28,7 @@ const builtIn: Record<BuiltInCommand, CommandDefinition> = {
 const byName = new Map<CommandName, CommandDefinition>([
   ...(Object.entries(builtIn) as [BuiltInCommand, CommandDefinition][]),
   ...CHECKS.map((spec) => [spec.name, checkCommand(spec)] as const),
-  ...FIX_COMMANDS.map(({ fix, targetKind }) => [fix.name, fixCommand({ name: fix.name, targetKind, summary: fix.summary })] as const),
+  ...FIX_COMMANDS.map(({ fix, targetKind }) => [fix.name, fixCommand({ name: fix.name, targetKind, summary: `plan ${fix.plans}, posted for an approver's Approve` })] as const),
 ]);
 for (const name of COMMAND_NAMES) {
   const command = byName.get(name);

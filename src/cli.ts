@@ -5,6 +5,7 @@ import { findJob, jobRegistry } from '../jobs/index.ts';
 import '../commands/index.ts';
 import { loadConfig, type LoadedConfig } from './config.ts';
 import { ChatopsError, describeError } from './errors.ts';
+import { CHECKS, FIX_COMMANDS } from './features/registry.ts';
 import { readMaasMaxBodyBytes } from './env.ts';
 import { createLogger } from './log.ts';
 import { packageVersion } from './package-version.ts';
@@ -19,15 +20,11 @@ const EXIT_STATUS_HELP = `
 Exit status: 0 healthy or nothing to do, 1 problems found or a plan, 2 could not check or a step failed, 64 usage or config error
 With --json, stdout holds exactly one JSON report (an array for "all"); logs go to stderr.`;
 
-/** The help line and target name of each job; a job missing here is listed by its name. */
-const JOB_HELP: Record<string, { summary: string; target: string }> = {
-  'dns-check': { summary: "the API server's MAAS DNS record against what the running control plane needs", target: 'cluster|all' },
-  'resolver-check': { summary: "the rack resolver's answer for its MAAS zone (dig on the rack over SSH)", target: 'site|all' },
-  'mac-diff': { summary: 'the MACs MAAS records against virsh domiflist on every VM host', target: 'site|all' },
-  'fix-macs': { summary: 'plan (and with --apply, run) the MAC record repair', target: 'site' },
-  'fix-dns': { summary: 'plan (and with --apply, run) the DNS record repair', target: 'cluster' },
-  'fix-resolver': { summary: 'plan (and with --apply, run) the rack forwarder and subnet repair', target: 'site' },
-};
+/** The help line and target of each check and repair, from the registry; a job missing here is listed by its name. */
+const JOB_HELP: Record<string, { summary: string; target: string }> = Object.fromEntries([
+  ...CHECKS.map((c) => [c.name, { summary: c.summary, target: `${c.targetKind}|all` }] as const),
+  ...FIX_COMMANDS.map(({ fix, targetKind }) => [fix.name, { summary: `plan (and with --apply, run) ${fix.plans}`, target: targetKind }] as const),
+]);
 
 /** Config errors and usage errors raised while running a command exit 64, not 2. */
 const USAGE_ERROR_CODES = ['CONFIG_INVALID', 'CONFIG_MISSING', 'USAGE', 'UNKNOWN_TARGET', 'SECRET_UNRESOLVED'];

@@ -24,8 +24,8 @@ export interface Evaluation {
 /** The repair command that plans the fix of what a check finds. */
 export interface FixCommandSpec<Name extends string = string> {
   readonly name: Name;
-  /** Its help line. */
-  readonly summary: string;
+  /** What its plan does, for its help lines: Slack's "plan <this>, posted for an approver's Approve", the terminal's "plan (and with --apply, run) <this>". */
+  readonly plans: string;
 }
 
 /**

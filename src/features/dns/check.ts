@@ -8,7 +8,7 @@ export const dnsCheck = defineCheck({
   targetKind: 'cluster',
   schedule: 'dns',
   summary: "is the API server's MAAS DNS record what the running control plane needs (and is the controller's hash cache hiding a wipe)",
-  fix: { name: 'fix-dns', summary: "plan putting the running control plane's IPs back on the API server record (and its hash), posted for an approver's Approve" },
+  fix: { name: 'fix-dns', plans: "putting the running control plane's IPs back on the API server record (and its hash)" },
   dedup: 'same-target',
   appliesTo: () => true,
   gather: gatherDnsSnapshot,

@@ -8,7 +8,7 @@ export const macDiffCheck = defineCheck({
   targetKind: 'site',
   schedule: 'macs',
   summary: 'the MACs MAAS records against the live VMs (virsh domiflist on each VM host), for a whole site',
-  fix: { name: 'fix-macs', summary: "plan the MAC repair for a site (MAAS's records to the live VMs), posted for an approver's Approve" },
+  fix: { name: 'fix-macs', plans: "the MAC repair for a site (MAAS's records to the live VMs)" },
   dedup: 'same-target',
   // Without vmHosts (or their defaults) there is no SSH access to the VM hosts to read.
   appliesTo: (site) => Object.keys(site.vmHosts).length > 0 || Object.keys(site.vmHostDefaults).length > 0,

@@ -8,7 +8,7 @@ export const resolverCheck = defineCheck({
   targetKind: 'site',
   schedule: 'resolver',
   summary: "does each rack's node-facing resolver answer its own zone (dig SOA on the rack)",
-  fix: { name: 'fix-resolver', summary: "plan the rack resolver repair (the forwarder on the rack, then the subnet's DNS in MAAS), posted for an approver's Approve" },
+  fix: { name: 'fix-resolver', plans: "the rack resolver repair (the forwarder on the rack, then the subnet's DNS in MAAS)" },
   dedup: 'same-target',
   // A site without rack: has no resolver to probe: scanning it would only raise a standing alert.
   appliesTo: (site) => site.rack !== undefined,
