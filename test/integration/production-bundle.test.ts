@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copiesOf, parseDockerfile } from '../helpers/dockerfile.ts';
 
 /*
- * Builds the runtime layout the Dockerfile builds (package.json + lockfile, `npm ci --omit=dev`,
- * then the directories the runtime stage copies) in a temp dir, and runs the CLI from it. This
- * proves that nothing the process loads at run time lives in devDependencies.
+ * Builds the runtime layout the Dockerfile builds, in a temp dir: package.json + lockfile with
+ * `npm ci --omit=dev`, and dist/ from `tsc -p tsconfig.build.json`. Then runs the compiled CLI with
+ * plain node (no tsx, which a production install lacks). This proves the build emits runnable
+ * JavaScript and that nothing the process loads at run time lives in devDependencies or the lab.
  */
 
 const run = promisify(execFile);
@@ -63,6 +64,9 @@ function packageOf(specifier: string): string {
 describe('production bundle', () => {
   let dir: string;
   let install: { flags: string; stderr: string };
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  /** Plain node: no --import, no loader, and no tsx to find. */
+  const node = (args: string[], env: NodeJS.ProcessEnv = process.env) => run(process.execPath, args, { cwd: dir, env: { ...env, NODE_OPTIONS: '' }, timeout: 30_000 });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mct-bundle-'));
@@ -77,31 +81,41 @@ describe('production bundle', () => {
       const { stderr } = await run('npm', [...base, '--prefer-offline'], { cwd: dir, timeout: 90_000 });
       install = { flags: '--prefer-offline', stderr };
     }
-    for (const path of shippedPaths()) {
-      if (path === 'package.json') continue;
-      cpSync(join(ROOT, path), join(dir, path), { recursive: true });
-    }
-  }, 120_000);
+    // The build the Dockerfile runs, emitted into the bundle instead of the checkout.
+    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], { cwd: ROOT, timeout: 240_000 });
+  }, 330_000);
 
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('installs the dependencies and none of the dev-only packages', () => {
+  it('installs the dependencies and none of the dev-only packages, tsx among them', () => {
     expect(install.flags).toMatch(/offline/);
     for (const name of Object.keys(pkg.dependencies)) expect(existsSync(join(dir, 'node_modules', name)), name).toBe(true);
-    expect(devOnly).toEqual(expect.arrayContaining(['vitest', 'typescript', 'eslint']));
+    expect(devOnly).toEqual(expect.arrayContaining(['vitest', 'typescript', 'eslint', 'tsx']));
     for (const name of devOnly) expect(existsSync(join(dir, 'node_modules', name)), name).toBe(false);
   });
 
-  it('ships bin, src, jobs and commands', () => {
-    for (const path of ['bin/maas-chatops.js', 'src/cli.ts', 'jobs/index.ts', 'commands/index.ts']) expect(existsSync(join(dir, path)), path).toBe(true);
+  it('the runtime stage ships what this bundle holds: package.json and dist', () => {
+    expect(shippedPaths().sort()).toEqual(['dist', 'package.json']);
   });
 
-  it('runs `maas-chatops --help`', async () => {
-    const { stdout } = await run(process.execPath, ['bin/maas-chatops.js', '--help'], { cwd: dir, timeout: 30_000 });
+  it('compiles the CLI, the jobs and the commands to JavaScript, and leaves the lab, benchmarks and tests out', () => {
+    for (const path of ['dist/src/cli.js', 'dist/src/main.js', 'dist/jobs/index.js', 'dist/commands/index.js']) expect(existsSync(join(dir, path)), path).toBe(true);
+    const emitted = sourceFiles(join(dir, 'dist')).map((f) => relative(join(dir, 'dist'), f));
+    expect(emitted.filter((f) => f.endsWith('.ts'))).toEqual([]);
+    expect(emitted.filter((f) => /^(lab|src\/lab|bench|test)\//.test(f))).toEqual([]);
+    // rewriteRelativeImportExtensions: no relative import still names a .ts file.
+    const tsSpecifiers = emitted.flatMap((f) => [...readFileSync(join(dir, 'dist', f), 'utf8').matchAll(/(?:from\s+|import\()\s*['"](\.{1,2}\/[^'"]+\.ts)['"]/g)].map((m) => `${f}: ${m[1]}`));
+    expect(tsSpecifiers).toEqual([]);
+  });
+
+  it('runs `node dist/src/cli.js --version` and `--help` with plain node', async () => {
+    expect((await node(['dist/src/cli.js', '--version'])).stdout.trim()).toBe(version);
+    const { stdout } = await node(['dist/src/cli.js', '--help']);
     expect(stdout).toContain('Usage: maas-chatops <command>');
-    expect(stdout).toContain('serve');
+    expect(stdout).toMatch(/^ {2}serve\b/m);
+    expect((await node(['dist/src/cli.js', 'fix-dns', '--help'])).stdout).toContain('Usage: maas-chatops fix-dns [options] <cluster>');
   });
 
   it('runs `maas-chatops sites --config FILE` against a config of its own', async () => {
@@ -119,7 +133,7 @@ describe('production bundle', () => {
       ].join('\n'),
     );
     const env = { ...process.env, BUNDLE_TEST_MAAS_KEY: 'aaaaaaaaaaaaaaaaaa:bbbbbbbbbbbbbbbbbb:cccccccccccccccccccccccccccccccc', NODE_ENV: 'production' };
-    const { stdout } = await run(process.execPath, ['bin/maas-chatops.js', 'sites', '--config', config, '--json'], { cwd: dir, env, timeout: 30_000 });
+    const { stdout } = await node(['dist/src/cli.js', 'sites', '--config', config, '--json'], env);
     const overview = JSON.parse(stdout) as { regions: { name: string }[]; sites: { name: string }[]; clusters: { name: string; namespace: string }[] };
     expect(overview.regions.map((r) => r.name)).toEqual(['region-a']);
     expect(overview.sites.map((s) => s.name)).toEqual(['site-b']);
@@ -127,18 +141,29 @@ describe('production bundle', () => {
     expect(stdout).not.toContain('cccccccccccccccccccccccccccccccc');
   });
 
-  it('loads the process entry modules (main, adapters, health, metrics, dashboard) from the bundle', async () => {
-    const entries = ['src/main.ts', 'src/real-adapters.ts', 'src/health.ts', 'src/metrics.ts', 'src/queue-dashboard.ts', 'jobs/index.ts', 'commands/index.ts'].filter((f) =>
-      existsSync(join(dir, f)),
+  it('says the lab is not part of the build, exit 64', async () => {
+    const failed = await node(['dist/src/cli.js', 'lab']).then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
     );
-    expect(entries).toContain('src/health.ts');
+    expect(failed?.code).toBe(64);
+    expect(failed?.stderr).toContain('the lab is not part of this installation');
+  });
+
+  it('bin/maas-chatops.js runs the compiled dist/ where there are no sources (an installed package)', async () => {
+    cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
+    expect(existsSync(join(dir, 'src'))).toBe(false);
+    expect((await node(['bin/maas-chatops.js', '--version'])).stdout.trim()).toBe(version);
+  });
+
+  it('loads the process entry modules (main, adapters, health, metrics, dashboard) with plain node', async () => {
+    const entries = ['dist/src/main.js', 'dist/src/real-adapters.js', 'dist/src/health.js', 'dist/src/metrics.js', 'dist/src/queue-dashboard.js', 'dist/jobs/index.js', 'dist/commands/index.js'];
+    for (const f of entries) expect(existsSync(join(dir, f)), f).toBe(true);
     const script = join(dir, 'load-entries.mjs');
     writeFileSync(
       script,
       [
-        "import { register } from 'tsx/esm/api';",
         "import { pathToFileURL } from 'node:url';",
-        'register();',
         'const failed = [];',
         'for (const f of process.argv.slice(2)) {',
         '  try { await import(pathToFileURL(f).href); } catch (err) { failed.push(`${f}: ${String(err?.message ?? err).split("\\n")[0]}`); }',
@@ -147,20 +172,18 @@ describe('production bundle', () => {
         'process.exit(0);',
       ].join('\n'),
     );
-    const { stdout } = await run(process.execPath, [script, ...entries.map((f) => join(dir, f))], { cwd: dir, timeout: 30_000 });
+    const { stdout } = await node([script, ...entries.map((f) => join(dir, f))]);
     expect(JSON.parse(stdout)).toEqual([]);
   });
 
   // A package that is only a dependency of a dependency (say @slack/web-api through @slack/bolt)
   // passes here; it is installed, though not pinned by package.json.
-  it('no shipped source imports, at run time, a package that a production install lacks', () => {
+  it('no compiled file imports, at run time, a package that a production install lacks', () => {
     const allowed = new Set([...productionPackages, ...builtinModules]);
     const offenders: string[] = [];
-    for (const path of shippedPaths().filter((p) => p !== 'package.json')) {
-      for (const file of sourceFiles(join(ROOT, path))) {
-        for (const specifier of runtimeImports(readFileSync(file, 'utf8'))) {
-          if (!allowed.has(packageOf(specifier))) offenders.push(`${relative(ROOT, file)}: ${specifier}`);
-        }
+    for (const file of sourceFiles(join(dir, 'dist'))) {
+      for (const specifier of runtimeImports(readFileSync(file, 'utf8'))) {
+        if (!allowed.has(packageOf(specifier))) offenders.push(`${relative(dir, file)}: ${specifier}`);
       }
     }
     expect(offenders).toEqual([]);

@@ -20,24 +20,45 @@ const envOf = (s: Stage) =>
       .map((pair) => pair.split('=') as [string, string]),
   );
 
+/** The one image pulled from a registry; every other FROM names an earlier stage. */
+const externalImages = stages.filter((s, i) => !stages.slice(0, i).some((earlier) => earlier.name === s.image)).map((s) => s.image);
+const runs = (s: Stage) => s.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+const buildConfig = JSON.parse(readFileSync(new URL('tsconfig.build.json', root), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include: string[]; exclude: string[] };
+
 describe('Dockerfile', () => {
-  it('builds in three Node 20 stages: build (all deps, typecheck), deps (production deps), runtime', () => {
-    expect(stages.map((s) => s.name)).toEqual(['build', 'deps', 'runtime']);
-    for (const s of stages) expect(s.image).toMatch(/^node:20(\.|-|$)/);
-    const runs = (s: Stage) => s.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
-    expect(runs(stage('build')).some((r) => /\bnpm ci\b/.test(r) && !r.includes('--omit=dev'))).toBe(true);
-    expect(runs(stage('build')).some((r) => /tsc --noEmit/.test(r))).toBe(true);
-    expect(runs(stage('deps')).some((r) => /\bnpm ci\b.*--omit=dev/.test(r))).toBe(true);
+  it('pulls one base image, a Node LTS release pinned by digest', () => {
+    expect(externalImages).toHaveLength(1);
+    const match = /^node:(\d+)\.(\d+)\.(\d+)-bookworm-slim@sha256:([0-9a-f]{64})$/.exec(externalImages[0] ?? '');
+    expect(match, externalImages[0]).not.toBeNull();
+    // Even majors become LTS; 26 is the Active LTS line.
+    expect(Number(match?.[1]) % 2).toBe(0);
+    expect(Number(match?.[1])).toBeGreaterThanOrEqual(26);
+    expect(dockerfile).toMatch(new RegExp(`^# .*node:${match?.[1]}\\.${match?.[2]}\\.${match?.[3]}-bookworm-slim`, 'm'));
   });
 
-  it('ships production node_modules only, and the sources the entry point loads', () => {
+  it('builds dist/ with tsc in a build stage, installs production dependencies in another, runs in a third', () => {
+    expect(stages.map((s) => s.name)).toEqual(['base', 'build', 'deps', 'runtime']);
+    expect(runs(stage('build')).some((r) => /\bnpm ci\b/.test(r) && !r.includes('--omit=dev'))).toBe(true);
+    expect(runs(stage('build')).some((r) => /\btsc -p tsconfig\.build\.json\b/.test(r))).toBe(true);
+    expect(runs(stage('deps')).some((r) => /\bnpm ci\b.*--omit=dev/.test(r))).toBe(true);
+    expect(runs(runtime).some((r) => /\bnpm\b|\btsc\b/.test(r))).toBe(false);
+  });
+
+  it('ships production node_modules, package.json and dist/ only: no sources, no lab, no tests, no tsx', () => {
     const copies = copiesOf(runtime);
     const modules = copies.find((c) => c.sources.includes('/app/node_modules'));
     expect(modules?.from).toBe('deps');
     const shipped = copies.filter((c) => c.from === 'build').flatMap((c) => c.sources.map((s) => s.replace(/^\/app\//, '')));
-    expect(shipped).toEqual(expect.arrayContaining(['package.json', 'bin', 'src', 'jobs', 'commands']));
-    expect(shipped).not.toContain('test');
-    expect(shipped).not.toContain('node_modules');
+    expect(shipped.sort()).toEqual(['dist', 'package.json']);
+    expect(copies.every((c) => c.from !== null)).toBe(true);
+    // What the build stage compiles: the production sources, never the lab, benchmarks or tests.
+    const built = copiesOf(stage('build')).flatMap((c) => c.sources);
+    for (const dir of ['lab', 'src/lab', 'bench', 'test']) expect(built).not.toContain(dir);
+    expect(buildConfig.include.sort()).toEqual(['commands', 'jobs', 'src']);
+    expect(buildConfig.exclude).toEqual(expect.arrayContaining(['lab', 'src/lab', 'bench', 'test']));
+    // tsx is a dev dependency: `npm ci --omit=dev` leaves it out.
+    expect(lock.packages['node_modules/tsx']?.dev).toBe(true);
   });
 
   it('runs as a non-root user, set before the entry point', () => {
@@ -59,10 +80,12 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('starts bin/maas-chatops.js under an init, serving by default', () => {
+  it('starts the compiled CLI with plain node under an init, serving by default', () => {
     const entry = execForm(last(runtime, 'ENTRYPOINT')?.args ?? '');
     expect(entry).not.toBeNull();
-    expect(entry?.slice(-2)).toEqual(['node', 'bin/maas-chatops.js']);
+    expect(entry?.[2]).toBe('node');
+    expect(entry?.at(-1)).toBe('dist/src/cli.js');
+    expect(entry?.join(' ')).not.toMatch(/tsx|--import|--loader/);
     expect(entry?.[0]).toMatch(/tini$/);
     expect(execForm(last(runtime, 'CMD')?.args ?? '')).toEqual(['serve']);
   });
