@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import { Agent, interceptors, request } from 'undici';
 import type { MaasRegionConfig } from '../config.ts';
 import { ChatopsError } from '../errors.ts';
 import { describeMaasErrorBody, MaasApiError } from './maas-api-error.ts';
 import { readCappedBody } from './capped-body.ts';
 import { maasOAuthHeader } from './oauth-header.ts';
-import { withRetry } from './retry.ts';
+import { observeAttempts, type AttemptOutcome } from './attempt-observer.ts';
+import { retryOptionsFor, TIMEOUT_CODES, type RetryPolicy } from './retry.ts';
 import { withoutSecretFields } from './secret-fields.ts';
 import type {
   DnsResource,
@@ -35,12 +36,14 @@ export interface MaasRequestInfo {
 }
 
 export interface MaasClientOptions {
-  /** Per attempt, covering connect, headers and body. Default 10 000. */
+  /** Per attempt: to connect, for the answer to start, and between two pieces of its body. Default 10 000. */
   timeoutMs?: number;
   /** How many times a failed attempt is repeated: default 2, so at most 3 attempts. */
   retries?: number;
-  /** Base of the exponential backoff between attempts. Default 250. */
+  /** The wait before the first repeat; it doubles for each further one. Default 250. */
   backoffMs?: number;
+  /** The longest wait between attempts, also when MAAS's Retry-After asks for more. Default 10 000. */
+  maxRetryWaitMs?: number;
   /** Called after every attempt, for metrics and logs. */
   onRequest?: (info: MaasRequestInfo) => void;
   /** Largest response body read (MAAS_MAX_BODY_MIB); a longer one is refused. Default 64 MiB. */
@@ -62,33 +65,24 @@ interface CallSpec {
   form?: Query;
 }
 
-/** Transport failure: no HTTP answer. */
-class NoAnswer extends Error {
-  constructor(
-    readonly kind: 'timeout' | 'network',
-    readonly detail: string,
-    readonly neverSent: boolean,
-    options: { cause?: unknown } = {},
-  ) {
-    super(detail, options);
-  }
-}
-
-const DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250, maxBodyBytes: 64 * 1024 * 1024 };
-
-/** Errors that prove the request never reached MAAS, so even a POST may be sent again. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250, maxRetryWaitMs: 10_000, maxBodyBytes: 64 * 1024 * 1024 };
 
 export function createMaasClient(region: MaasRegionConfig, options: MaasClientOptions = {}): ClosableMaasClient {
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULTS.maxBodyBytes;
-  const policy = { retries: options.retries ?? DEFAULTS.retries, backoffMs: options.backoffMs ?? DEFAULTS.backoffMs };
+  const policy: RetryPolicy = {
+    retries: options.retries ?? DEFAULTS.retries,
+    backoffMs: options.backoffMs ?? DEFAULTS.backoffMs,
+    maxWaitMs: options.maxRetryWaitMs ?? DEFAULTS.maxRetryWaitMs,
+  };
   const regionUrl = region.url.replace(/\/+$/, '');
   const apiBase = `${regionUrl}/api/2.0/`;
   // One pool per region: a site scan reuses a few kept-alive connections instead of one per call.
-  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 8 });
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 8, connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
-  async function attempt(spec: CallSpec, shownPath: string): Promise<unknown> {
+  /** One call: undici repeats it as retry.ts says; every attempt is reported to onRequest and counted. */
+  async function call<T>(spec: CallSpec): Promise<T> {
+    const shownPath = spec.query?.length ? `${spec.path}?${new URLSearchParams(spec.query).toString()}` : spec.path;
     const url = apiBase + shownPath;
     const apiKey = region.apiKey.reveal();
     const body = spec.form ? new URLSearchParams(spec.form).toString() : undefined;
@@ -97,27 +91,28 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
       accept: 'application/json',
     };
     if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const started = performance.now();
-    let status = 0;
+    const attempts: AttemptOutcome[] = [];
+    const dispatcher = agent.compose(
+      observeAttempts((outcome) => {
+        attempts.push(outcome);
+        options.onRequest?.({ method: spec.method, path: shownPath, status: outcome.status, ms: outcome.ms });
+      }),
+      interceptors.retry(retryOptionsFor(spec.method, policy)),
+    );
+    let text: string;
+    let status: number;
     try {
-      const response = await request(url, { method: spec.method, headers, body, dispatcher: agent, signal: controller.signal });
+      const response = await request(url, { method: spec.method, headers, body, dispatcher });
       status = response.statusCode;
-      const text = await readCappedBody(response, maxBodyBytes, () => tooLarge(spec.method, shownPath));
-      if (status < 200 || status >= 300) {
-        throw new MaasApiError({ region: region.name, status, body: describeMaasErrorBody(text, apiKey), method: spec.method, path: shownPath });
-      }
-      return parseJson(text, spec.method, shownPath);
+      text = await readCappedBody(response, maxBodyBytes, () => tooLarge(spec.method, shownPath));
     } catch (err) {
       if (err instanceof ChatopsError) throw err;
-      if (controller.signal.aborted) throw new NoAnswer('timeout', `no answer within ${formatMs(timeoutMs)}`, false);
-      throw new NoAnswer('network', describeNetworkError(err), NOT_SENT_CODES.has(networkCode(err) ?? ''), { cause: err });
-    } finally {
-      clearTimeout(timer);
-      options.onRequest?.({ method: spec.method, path: shownPath, status, ms: Math.round(performance.now() - started) });
+      throw unreachable(err, spec.method, shownPath, Math.max(attempts.length, 1));
     }
+    if (status < 200 || status >= 300) {
+      throw new MaasApiError({ region: region.name, status, body: describeMaasErrorBody(text, apiKey), method: spec.method, path: shownPath });
+    }
+    return parseJson(text, spec.method, shownPath) as T;
   }
 
   function tooLarge(method: string, path: string): ChatopsError {
@@ -137,42 +132,15 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     }
   }
 
-  /** GET and PUT are idempotent; a POST op is repeated only when it surely never ran. */
-  function retryable(spec: CallSpec) {
-    return (err: unknown): boolean => {
-      if (err instanceof MaasApiError) return spec.method === 'POST' ? err.status === 503 : err.status >= 500;
-      if (err instanceof NoAnswer) return spec.method === 'POST' ? err.neverSent : true;
-      return false;
-    };
-  }
-
-  async function call<T>(spec: CallSpec): Promise<T> {
-    const shownPath = spec.query?.length ? `${spec.path}?${new URLSearchParams(spec.query).toString()}` : spec.path;
-    let attempts = 0;
-    try {
-      return (await withRetry(
-        policy,
-        (n) => {
-          attempts = n;
-          return attempt(spec, shownPath);
-        },
-        retryable(spec),
-      )) as T;
-    } catch (err) {
-      if (err instanceof NoAnswer) throw unreachable(err, spec.method, shownPath, attempts);
-      throw err;
-    }
-  }
-
-  function unreachable(err: NoAnswer, method: string, path: string, attempts: number): ChatopsError {
+  /** No answer came (after the repeats retry.ts allows): a timeout, or the network's own error. */
+  function unreachable(err: unknown, method: string, path: string, attempts: number): ChatopsError {
     const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
-    const what =
-      err.kind === 'timeout'
-        ? `MAAS ${region.name} at ${regionUrl} did not answer ${method} ${path} within ${formatMs(timeoutMs)} (${tries})`
-        : `MAAS ${region.name} at ${regionUrl} is unreachable: ${err.detail} (${method} ${path}, ${tries})`;
+    const what = TIMEOUT_CODES.includes(networkCode(err) ?? '')
+      ? `MAAS ${region.name} at ${regionUrl} did not answer ${method} ${path} within ${formatMs(timeoutMs)} (${tries})`
+      : `MAAS ${region.name} at ${regionUrl} is unreachable: ${describeNetworkError(err)} (${method} ${path}, ${tries})`;
     return new ChatopsError('MAAS_UNREACHABLE', what, {
       hint: `Check that the MAAS region is up and that maas.${region.name}.url is right (it usually ends in /MAAS)`,
-      cause: err.cause ?? err,
+      cause: err,
     });
   }
 

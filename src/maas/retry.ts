@@ -1,35 +1,52 @@
+import type { RetryHandler } from 'undici';
+
 export interface RetryPolicy {
   /** How many times a failed attempt is repeated (0 = one attempt only). */
   retries: number;
-  /** Base delay; attempt n waits about backoffMs * 2^(n-1), with jitter. */
+  /** Wait before the first repeat; each further one waits twice as long. */
   backoffMs: number;
+  /** The longest wait between attempts, also when MAAS's Retry-After asks for more. */
+  maxWaitMs: number;
 }
 
-/** Exponential backoff with "equal jitter": between half and all of the doubled delay. */
-export function backoffDelay(policy: RetryPolicy, retryNumber: number, random: () => number = Math.random): number {
-  const ceiling = policy.backoffMs * 2 ** Math.max(0, retryNumber - 1);
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
-}
+/** Errors that prove the request never reached MAAS, so even a POST may be sent again. */
+export const NOT_SENT_CODES: readonly string[] = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'];
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** No answer, or one cut off: the request may or may not have run. */
+const NO_ANSWER_CODES: readonly string[] = [
+  ...NOT_SENT_CODES,
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENETDOWN',
+  'EHOSTDOWN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+];
+
+/** undici's codes for an attempt that ran out of time (the client's timeoutMs). */
+export const TIMEOUT_CODES: readonly string[] = ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
+
+const SERVER_ERRORS = Array.from({ length: 100 }, (_, i) => 500 + i);
 
 /**
- * Runs `attempt` until it succeeds, `shouldRetry` says no, or the retries run out.
- * The last error is rethrown; `attempts` tells the caller how many were made.
+ * What is sent again, as options of undici's retry interceptor. GET and PUT are idempotent: every
+ * 5xx and every transport failure is repeated. A POST op only when MAAS surely did not run it: a
+ * 503, or a connection that was never made. Retry-After is honoured up to maxWaitMs; otherwise the
+ * wait doubles from backoffMs. The last answer (a 5xx with MAAS's message) comes back as it is.
  */
-export async function withRetry<T>(
-  policy: RetryPolicy,
-  attempt: (attemptNumber: number) => Promise<T>,
-  shouldRetry: (err: unknown) => boolean,
-): Promise<T> {
-  for (let attemptNumber = 1; ; attemptNumber++) {
-    try {
-      return await attempt(attemptNumber);
-    } catch (err) {
-      if (attemptNumber > policy.retries || !shouldRetry(err)) throw err;
-      await sleep(backoffDelay(policy, attemptNumber));
-    }
-  }
+export function retryOptionsFor(method: 'GET' | 'PUT' | 'POST', policy: RetryPolicy): RetryHandler.RetryOptions {
+  const common: RetryHandler.RetryOptions = {
+    maxRetries: policy.retries,
+    minTimeout: policy.backoffMs,
+    timeoutFactor: 2,
+    maxTimeout: policy.maxWaitMs,
+    retryAfter: true,
+    throwOnError: false,
+    methods: [method],
+  };
+  if (method === 'POST') return { ...common, statusCodes: [503], errorCodes: [...NOT_SENT_CODES] };
+  return { ...common, statusCodes: SERVER_ERRORS, errorCodes: [...NO_ANSWER_CODES] };
 }

@@ -1,60 +1,121 @@
-import { describe, expect, it } from 'vitest';
-import { backoffDelay, withRetry } from '../../../src/maas/retry.ts';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, interceptors, request } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { retryOptionsFor, type RetryPolicy } from '../../../src/maas/retry.ts';
 
-describe('backoffDelay', () => {
-  it.each([
-    [1, 0, 50],
-    [1, 1, 100],
-    [2, 0, 100],
-    [3, 1, 400],
-  ])('retry %i with random %f → %i ms (base 100)', (retry, random, expected) => {
-    expect(backoffDelay({ retries: 5, backoffMs: 100 }, retry, () => random)).toBe(expected);
+/*
+ * The MAAS retry rules as undici's retry interceptor applies them, against a loopback server that
+ * answers each request from a script and counts what arrives.
+ */
+
+interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  /** Close the connection instead of answering. */
+  drop?: boolean;
+}
+
+let server: Server;
+let url: string;
+let script: Answer[];
+let arrivals: number[];
+const agents: Agent[] = [];
+
+beforeEach(async () => {
+  script = [];
+  arrivals = [];
+  server = createServer((req, res) => {
+    arrivals.push(performance.now());
+    req.resume();
+    const answer = script.shift() ?? { status: 200 };
+    if (answer.drop) {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(JSON.stringify({ status: answer.status }));
   });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/MAAS/api/2.0/machines/`;
 });
 
-describe('withRetry', () => {
-  it('repeats until success and stops there', async () => {
-    let calls = 0;
-    const result = await withRetry(
-      { retries: 4, backoffMs: 0 },
-      async () => {
-        calls += 1;
-        if (calls < 3) throw new Error('flaky');
-        return 'done';
-      },
-      () => true,
-    );
-    expect(result).toBe('done');
-    expect(calls).toBe(3);
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.close()));
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+const FAST: RetryPolicy = { retries: 2, backoffMs: 1, maxWaitMs: 50 };
+
+/** Sends one request through the retry interceptor; the final status, or the transport error's code. */
+async function send(method: 'GET' | 'PUT' | 'POST', policy: RetryPolicy = FAST): Promise<number | string> {
+  const agent = new Agent();
+  agents.push(agent);
+  try {
+    const response = await request(url, { method, body: method === 'GET' ? undefined : 'a=1', dispatcher: agent.compose(interceptors.retry(retryOptionsFor(method, policy))) });
+    await response.body.text();
+    return response.statusCode;
+  } catch (err) {
+    return String((err as { code?: unknown }).code);
+  }
+}
+
+describe('MAAS retry rules (undici retry interceptor)', () => {
+  it.each(['GET', 'PUT'] as const)('%s: every 5xx is repeated, at most retries + 1 attempts, and the last answer comes back', async (method) => {
+    script = [{ status: 502 }, { status: 501 }, { status: 500 }, { status: 200 }];
+    expect(await send(method)).toBe(500);
+    expect(arrivals).toHaveLength(3);
   });
 
-  it('makes retries + 1 attempts at most, then throws the last error', async () => {
-    let calls = 0;
-    await expect(
-      withRetry(
-        { retries: 2, backoffMs: 0 },
-        async (n) => {
-          calls += 1;
-          throw new Error(`attempt ${n}`);
-        },
-        () => true,
-      ),
-    ).rejects.toThrow('attempt 3');
-    expect(calls).toBe(3);
+  it.each(['GET', 'PUT'] as const)('%s: a 5xx burst shorter than the retries is ridden out', async (method) => {
+    script = [{ status: 503 }, { status: 504 }];
+    expect(await send(method)).toBe(200);
+    expect(arrivals).toHaveLength(3);
   });
 
-  it('does not repeat what shouldRetry refuses', async () => {
-    let calls = 0;
-    await expect(
-      withRetry(
-        { retries: 5, backoffMs: 0 },
-        async () => {
-          calls += 1;
-          throw new Error('4xx');
-        },
-        () => false,
-      ),
-    ).rejects.toThrow('4xx');
-    expect(calls).toBe(1);
+  it.each(['GET', 'PUT', 'POST'] as const)('%s: a 4xx is not repeated', async (method) => {
+    script = [{ status: 409 }];
+    expect(await send(method)).toBe(409);
+    expect(arrivals).toHaveLength(1);
+  });
+
+  it('POST: a 503 (MAAS did not run it) is repeated; another 5xx, which it may have run, is not', async () => {
+    script = [{ status: 503 }, { status: 200 }];
+    expect(await send('POST')).toBe(200);
+    expect(arrivals).toHaveLength(2);
+    arrivals = [];
+    script = [{ status: 500 }, { status: 200 }];
+    expect(await send('POST')).toBe(500);
+    expect(arrivals).toHaveLength(1);
+  });
+
+  it('a dropped connection is repeated for GET, never for a POST, which may have run', async () => {
+    script = [{ status: 0, drop: true }];
+    expect(await send('GET')).toBe(200);
+    expect(arrivals).toHaveLength(2);
+    arrivals = [];
+    script = [{ status: 0, drop: true }];
+    expect(await send('POST')).toBe('UND_ERR_SOCKET');
+    expect(arrivals).toHaveLength(1);
+  });
+
+  it('retries: 0 makes one attempt', async () => {
+    script = [{ status: 503 }];
+    expect(await send('GET', { ...FAST, retries: 0 })).toBe(503);
+    expect(arrivals).toHaveLength(1);
+  });
+
+  // A lower bound only: a loaded machine can make the repeat later, never sooner.
+  it('honours Retry-After over the backoff', async () => {
+    script = [{ status: 503, headers: { 'retry-after': '1' } }];
+    expect(await send('GET', { retries: 1, backoffMs: 1, maxWaitMs: 10_000 })).toBe(200);
+    expect(arrivals).toHaveLength(2);
+    expect((arrivals[1] ?? 0) - (arrivals[0] ?? 0)).toBeGreaterThanOrEqual(950);
+  });
+
+  it('caps a Retry-After longer than maxWaitMs: the call still ends after its attempts', async () => {
+    script = [{ status: 503, headers: { 'retry-after': '3600' } }, { status: 503, headers: { 'retry-after': '3600' } }];
+    expect(await send('GET', { retries: 2, backoffMs: 1, maxWaitMs: 20 })).toBe(200);
+    expect(arrivals).toHaveLength(3);
   });
 });
