@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { match } from 'path-to-regexp';
 import type { Registry } from 'prom-client';
 
 /*
@@ -11,6 +12,7 @@ import type { Registry } from 'prom-client';
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface Route {
+  /** A path-to-regexp pattern, as Bolt's receiver reads it: `/healthz`, or `/admin/queues{/*rest}` for a subtree. */
   path: string;
   method: string | string[];
   handler: RouteHandler;
@@ -87,10 +89,11 @@ export function healthRoutes(options: HealthRouteOptions): Route[] {
 
 /** One request handler over a route list: 404 for an unknown path, 405 for a known path and another method. */
 export function routeRequest(routes: readonly Route[]): RouteHandler {
+  const matchers = routes.map((route) => ({ route, matches: match(route.path, { decode: decodeURIComponent }) }));
   return (req, res) => {
     const method = (req.method ?? 'GET').toUpperCase();
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const onPath = routes.filter((r) => r.path === path);
+    const onPath = matchers.filter((m) => pathMatches(m.matches, path)).map((m) => m.route);
     const route = onPath.find((r) => methodsOf(r).includes(method));
     if (route) {
       try {
@@ -136,6 +139,15 @@ export async function startHealthServer(options: { port: number; host?: string; 
         server.closeAllConnections();
       }),
   };
+}
+
+/** A malformed escape (`%zz`) matches nothing rather than failing the request. */
+function pathMatches(matches: (path: string) => unknown, path: string): boolean {
+  try {
+    return Boolean(matches(path));
+  } catch {
+    return false;
+  }
 }
 
 function methodsOf(route: Route): string[] {

@@ -125,6 +125,9 @@ async function startWorkers(w: Wiring): Promise<void> {
 async function startBot(w: Wiring): Promise<number | undefined> {
   const { botToken } = requireSlackEnv(w.env);
   let connected = false;
+  // Socket Mode: Slack sends nothing over HTTP, so the routes get a listener of our own (the same
+  // one the worker uses, which serves a subtree such as the queue dashboard's); HTTP mode: Bolt's.
+  const probesPort = w.env.mode === 'socket' ? await startProbes(w, () => connected) : undefined;
   const alerts = new AlertStore(w.redis, w.prefix);
   const enqueue = (name: string, data: JobData) => w.queues.enqueue(name, data);
   const { config } = w.options.loaded;
@@ -141,7 +144,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     submit: (name, data) => w.queues.submit(name, data),
     log: w.log,
     redact: w.redact,
-    customRoutes: routesFor(w, () => connected),
+    customRoutes: probesPort === undefined ? routesFor(w, () => connected) : [],
     onCommand: (subcommand, outcome) => w.metrics.recordCommand(subcommand, outcome),
     onSlackFallback: (reason) => w.metrics.recordSlackFallback(reason),
     metrics: w.metrics,
@@ -160,11 +163,11 @@ async function startBot(w: Wiring): Promise<number | undefined> {
   await slack.start();
   connected = true;
   w.closers.unshift(() => slack.stop());
-  return slack.port;
+  return probesPort ?? slack.port;
 }
 
-async function startProbes(w: Wiring): Promise<number> {
-  const server = await startHealthServer({ port: w.env.port, host: w.host, routes: routesFor(w, undefined) });
+async function startProbes(w: Wiring, slackReady?: () => boolean): Promise<number> {
+  const server = await startHealthServer({ port: w.env.port, host: w.host, routes: routesFor(w, slackReady) });
   w.closers.unshift(() => server.close());
   return server.port;
 }

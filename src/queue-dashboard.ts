@@ -5,17 +5,21 @@ import type { AuditRecorder } from './audit/audit-log.ts';
 import { ChatopsError } from './errors.ts';
 import { sendJson, type Route } from './health.ts';
 import { createLoginThrottle, type LoginThrottleOptions } from './login-throttle.ts';
+import { queueBoardHandler } from './queue-board.ts';
 import { redactDeep, type Redactor } from './redact.ts';
 import { Secret } from './secret.ts';
 
 /*
- * A read-only view of the BullMQ queues: counts and the latest jobs, as HTML and JSON.
- * Off unless DASHBOARD_USER and DASHBOARD_PASSWORD are set; every request needs them (HTTP basic
- * auth). Job data is stored in clear text in Redis, so everything shown passes the redactor.
- * There is no action (retry, remove, pause): operators use the CLI or redis-cli for those.
+ * A read-only view of the BullMQ queues: Bull Board (in readOnlyMode) at /admin/queues, and our
+ * own JSON of counts and latest jobs at /admin/queues.json. Off unless DASHBOARD_USER and
+ * DASHBOARD_PASSWORD are set; every request needs them (HTTP basic auth). Job data is stored in
+ * clear text in Redis, so everything shown passes the redactor. There is no action (retry,
+ * remove, pause): only GET reaches the board, and its queues are read-only besides.
  */
 
 export const DASHBOARD_PATH = '/admin/queues';
+/** The board's page, its API and its static files: the path and everything below it. */
+export const DASHBOARD_ROUTE = `${DASHBOARD_PATH}{/*rest}`;
 export const DASHBOARD_JSON_PATH = '/admin/queues.json';
 const MIN_PASSWORD_LENGTH = 12;
 const DEFAULT_JOBS_PER_QUEUE = 20;
@@ -29,12 +33,12 @@ export interface DashboardAuth {
   password: Secret;
 }
 
-/** The methods the dashboard reads; a bullmq Queue has them. */
+/** The methods the JSON view reads; a bullmq Queue has them. */
 export type DashboardQueue = Pick<Queue, 'name' | 'getJobCounts' | 'getJobs' | 'isPaused'>;
 
 export interface QueueDashboardOptions {
   /** The queues, or a function that lists them at request time (queues made lazily). */
-  queues: readonly DashboardQueue[] | (() => readonly DashboardQueue[]);
+  queues: readonly Queue[] | (() => readonly Queue[]);
   redact: Redactor;
   auth: DashboardAuth;
   /** Latest jobs shown per queue (a `?limit=` up to 100 overrides it). Default 20. */
@@ -85,15 +89,17 @@ export function dashboardAuthFromEnv(env: NodeJS.ProcessEnv): DashboardAuth | nu
   return { user: new Secret(user, 'env:DASHBOARD_USER'), password: new Secret(password, 'env:DASHBOARD_PASSWORD') };
 }
 
-/** GET /admin/queues (HTML) and /admin/queues.json, both behind basic auth. */
+/** GET /admin/queues (Bull Board) and /admin/queues.json, both behind basic auth. */
 export function queueDashboardRoutes(options: QueueDashboardOptions): Route[] {
   const throttle = createLoginThrottle(options.throttle);
+  const listQueues = () => (typeof options.queues === 'function' ? options.queues() : options.queues);
+  const board = queueBoardHandler({ basePath: DASHBOARD_PATH, queues: listQueues, redact: options.redact });
   const wrongCredentials = (client: string): void => {
     const failures = throttle.fail(client);
     const detail = `wrong queue dashboard credentials from ${client} (${failures} in the throttle window)`;
     void options.audit?.record({ kind: 'refusal', actor: `http:${client}`, action: 'queue-dashboard', outcome: 'refused', detail }).catch(() => undefined);
   };
-  const guarded = (render: (res: ServerResponse, views: QueueView[]) => void) => (req: IncomingMessage, res: ServerResponse) => {
+  const guarded = (serve: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => {
     const client = req.socket.remoteAddress ?? 'unknown';
     const lockedMs = throttle.lockedFor(client);
     if (lockedMs > 0) {
@@ -110,16 +116,18 @@ export function queueDashboardRoutes(options: QueueDashboardOptions): Route[] {
         .end('authentication required\n');
       return;
     }
+    serve(req, res);
+  };
+  const json = (req: IncomingMessage, res: ServerResponse) => {
     const limit = limitOf(req.url, options.jobsPerQueue ?? DEFAULT_JOBS_PER_QUEUE);
-    const queues = typeof options.queues === 'function' ? options.queues() : options.queues;
-    queueViews(queues, options.redact, limit).then(
-      (views) => render(res, views),
+    queueViews(listQueues(), options.redact, limit).then(
+      (views) => sendJson(res, 200, { queues: views }),
       () => sendJson(res, 503, { error: 'the queues could not be read (is Redis reachable? check REDIS_URL)' }),
     );
   };
   return [
-    { path: DASHBOARD_PATH, method: ['GET'], handler: guarded((res, views) => sendHtml(res, dashboardHtml(views))) },
-    { path: DASHBOARD_JSON_PATH, method: ['GET'], handler: guarded((res, views) => sendJson(res, 200, { queues: views })) },
+    { path: DASHBOARD_ROUTE, method: ['GET', 'HEAD'], handler: guarded(board) },
+    { path: DASHBOARD_JSON_PATH, method: ['GET'], handler: guarded(json) },
   ];
 }
 
@@ -197,51 +205,4 @@ function isoOrNull(ms: number | undefined): string | null {
 function limitOf(url: string | undefined, fallback: number): number {
   const asked = Number(new URL(url ?? '/', 'http://localhost').searchParams.get('limit') ?? fallback);
   return Number.isInteger(asked) ? Math.min(Math.max(asked, 1), MAX_JOBS_PER_QUEUE) : fallback;
-}
-
-function sendHtml(res: ServerResponse, html: string): void {
-  res
-    .writeHead(200, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-    })
-    .end(html);
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
-
-export function dashboardHtml(views: readonly QueueView[]): string {
-  const sections = views.map((view) => {
-    const counts = Object.entries(view.counts)
-      .map(([state, n]) => `<td>${escapeHtml(state)}: <b>${n}</b></td>`)
-      .join('');
-    const rows = view.jobs
-      .map((j) =>
-        `<tr>${[j.id, j.name, j.state, j.target ?? '', String(j.attempts), j.failedReason ?? '', j.createdAt ?? '', JSON.stringify(j.data)]
-          .map((cell) => `<td>${escapeHtml(cell)}</td>`)
-          .join('')}</tr>`,
-      )
-      .join('\n');
-    return `<h2>${escapeHtml(view.name)}${view.paused ? ' (paused)' : ''}</h2>
-<table class="counts"><tr>${counts}</tr></table>
-<table><thead><tr><th>id</th><th>name</th><th>state</th><th>target</th><th>attempts</th><th>failed reason</th><th>created</th><th>data (redacted)</th></tr></thead>
-<tbody>
-${rows || '<tr><td colspan="8">no jobs</td></tr>'}
-</tbody></table>`;
-  });
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>maas-chatops queues</title>
-<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%;text-align:left;vertical-align:top}td:last-child{font-family:monospace}</style>
-</head><body>
-<h1>maas-chatops queues</h1>
-<p>Read-only. JSON: <a href="${DASHBOARD_JSON_PATH}">${DASHBOARD_JSON_PATH}</a></p>
-${sections.join('\n') || '<p>no queues</p>'}
-</body></html>
-`;
 }

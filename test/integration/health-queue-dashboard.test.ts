@@ -9,6 +9,7 @@ import { bullmqDepthSupplier } from '../../src/metrics.ts';
 import {
   DASHBOARD_JSON_PATH,
   DASHBOARD_PATH,
+  DASHBOARD_ROUTE,
   dashboardAuthFromEnv,
   dashboardRoutesFromEnv,
   isAuthorized,
@@ -18,6 +19,14 @@ import { createRedactor } from '../../src/redact.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 const CANARY = 'canary-Zq8vB2nK4wXy';
+
+/** What Bull Board's API answers for one queue (the fields these tests read). */
+interface BoardQueue {
+  name: string;
+  readOnlyMode: boolean;
+  counts: Record<string, number>;
+  jobs: { id: string; data: Record<string, string>; failedReason?: string; stacktrace: string[] }[];
+}
 const ENV = { DASHBOARD_USER: 'oncall', DASHBOARD_PASSWORD: 'correct horse battery staple' };
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const GOOD = basic(ENV.DASHBOARD_USER, ENV.DASHBOARD_PASSWORD);
@@ -72,7 +81,7 @@ describe('queue dashboard over real Redis', () => {
     ['a wrong user', basic('oncall2', ENV.DASHBOARD_PASSWORD)],
     ['a bearer token', 'Bearer abcdefabcdef'],
   ])('answers 401 with %s, and shows nothing', async (_label, authorization) => {
-    for (const path of [DASHBOARD_PATH, DASHBOARD_JSON_PATH]) {
+    for (const path of [DASHBOARD_PATH, DASHBOARD_JSON_PATH, `${DASHBOARD_PATH}/api/queues`, `${DASHBOARD_PATH}/queue/maas-dns-check`, `${DASHBOARD_PATH}/static/images/logo.svg`]) {
       const res = await fetch(`${base}${path}`, authorization ? { headers: { authorization } } : {});
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
@@ -111,26 +120,80 @@ describe('queue dashboard over real Redis', () => {
     expect(queues[0]?.counts.waiting).toBe(2);
   });
 
-  it('renders an HTML page with escaped values and no secret', async () => {
-    const res = await fetch(`${base}${DASHBOARD_PATH}`, { headers: { authorization: GOOD } });
+  /** Bull Board's API: the queues with the jobs of one state of one queue, as its page asks. */
+  async function boardQueues(activeQueue: string, status: string): Promise<{ text: string; queues: BoardQueue[] }> {
+    const res = await fetch(`${base}${DASHBOARD_PATH}/api/queues?activeQueue=${activeQueue}&status=${status}&page=1&jobsPerPage=10`, { headers: { authorization: GOOD } });
     expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
-    const html = await res.text();
-    expect(html).toContain('maas-dns-check');
-    expect(html).toContain('maas-mac-diff');
-    expect(html).toContain('site-b');
-    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
-    expect(html).not.toContain('<img');
-    expect(html).not.toContain(CANARY);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const text = await res.text();
+    return { text, queues: (JSON.parse(text) as { queues: BoardQueue[] }).queues };
+  }
+
+  it('serves Bull Board: its page, its static files and its client-side routes, under a strict CSP', async () => {
+    for (const path of [DASHBOARD_PATH, `${DASHBOARD_PATH}/`, `${DASHBOARD_PATH}/queue/maas-mac-diff`]) {
+      const res = await fetch(`${base}${path}`, { headers: { authorization: GOOD } });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('x-powered-by')).toBeNull();
+      const html = await res.text();
+      expect(html).toContain(`<base href="${DASHBOARD_PATH}/"`);
+      expect(html).toContain('maas-chatops queues');
+      expect(html).not.toContain(CANARY);
+    }
+    const page = await (await fetch(`${base}${DASHBOARD_PATH}`, { headers: { authorization: GOOD } })).text();
+    const script = /<script defer src="(static\/js\/[^"]+\.js)"/.exec(page)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${base}${DASHBOARD_PATH}/${script}`, { headers: { authorization: GOOD } });
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toMatch(/javascript/);
   });
 
-  it('is read-only: no method but GET', async () => {
-    for (const method of ['POST', 'PUT', 'DELETE']) {
-      const res = await fetch(`${base}${DASHBOARD_JSON_PATH}`, { method, headers: { authorization: GOOD } });
-      expect(res.status).toBe(405);
+  it('Bull Board lists each queue, read-only, with the right counts and its jobs redacted', async () => {
+    const { text, queues } = await boardQueues('maas-dns-check', 'waiting');
+    expect(text).not.toContain(CANARY);
+    expect(queues.map((q) => q.name).sort()).toEqual(['maas-dns-check', 'maas-mac-diff']);
+    for (const q of queues) expect(q.readOnlyMode).toBe(true);
+    const dns = queues.find((q) => q.name === 'maas-dns-check');
+    expect(dns?.counts).toMatchObject({ waiting: 2, delayed: 1, active: 0, failed: 0, completed: 0 });
+    expect(dns?.jobs.map((j) => j.data.target).sort()).toEqual(['<img src=x onerror=alert(1)>', 'prod']);
+    expect(dns?.jobs.find((j) => j.data.target === 'prod')?.data).toEqual({ target: 'prod', requestedBy: 'U0OPS1', note: 'key=[redacted]' });
+  });
+
+  it('Bull Board redacts a failed job\'s reason and stack trace, in the list and in the job\'s own page', async () => {
+    const { text, queues } = await boardQueues('maas-mac-diff', 'failed');
+    expect(text).not.toContain(CANARY);
+    const failed = queues.find((q) => q.name === 'maas-mac-diff')?.jobs[0];
+    expect(failed?.failedReason).toBe('ssh to vmhost failed with password [redacted]');
+    expect(failed?.stacktrace.join('\n')).toContain('[redacted]');
+    expect(failed?.data).toEqual({ target: 'site-b', secretish: '[redacted]' });
+    const one = await fetch(`${base}${DASHBOARD_PATH}/api/queues/maas-mac-diff/${failed?.id}`, { headers: { authorization: GOOD } });
+    expect(one.status).toBe(200);
+    const body = await one.text();
+    expect(body).toContain('ssh to vmhost failed with password [redacted]');
+    expect(body).not.toContain(CANARY);
+  });
+
+  it('is read-only: no method but GET, neither on the JSON nor on Bull Board\'s actions', async () => {
+    const failedId = (await diffs.getJobs(['failed']))[0]?.id;
+    const actions = [
+      ['POST', DASHBOARD_JSON_PATH],
+      ['PUT', `${DASHBOARD_PATH}/api/queues/maas-mac-diff/retry/failed`],
+      ['PUT', `${DASHBOARD_PATH}/api/queues/maas-mac-diff/${failedId}/retry/failed`],
+      ['PUT', `${DASHBOARD_PATH}/api/queues/maas-dns-check/pause`],
+      ['PUT', `${DASHBOARD_PATH}/api/queues/maas-dns-check/empty`],
+      ['POST', `${DASHBOARD_PATH}/api/queues/maas-dns-check/add`],
+      ['DELETE', `${DASHBOARD_PATH}/api/queues/maas-dns-check/obliterate`],
+      ['DELETE', `${DASHBOARD_PATH}/api/queues/maas-dns-check/clean/delayed`],
+    ] as const;
+    for (const [method, path] of actions) {
+      const res = await fetch(`${base}${path}`, { method, headers: { authorization: GOOD, 'content-type': 'application/json' }, body: '{}' });
+      expect(res.status, `${method} ${path}`).toBe(405);
     }
-    expect(await checks.getJobCountByTypes('waiting')).toBe(2);
+    expect(await checks.getJobCounts('waiting', 'delayed')).toEqual({ waiting: 2, delayed: 1 });
+    expect(await checks.isPaused()).toBe(false);
+    expect(await diffs.getJobCounts('failed', 'waiting')).toEqual({ failed: 1, waiting: 0 });
   });
 
   it('feeds the queue_depth gauge from the same queues', async () => {
@@ -198,7 +261,7 @@ describe('dashboard switch and credentials', () => {
   it('is off (no routes) unless both variables are set', () => {
     expect(dashboardRoutesFromEnv({}, noQueues)).toEqual([]);
     expect(dashboardAuthFromEnv({})).toBeNull();
-    expect(dashboardRoutesFromEnv(ENV, noQueues).map((r) => r.path)).toEqual([DASHBOARD_PATH, DASHBOARD_JSON_PATH]);
+    expect(dashboardRoutesFromEnv(ENV, noQueues).map((r) => r.path)).toEqual([DASHBOARD_ROUTE, DASHBOARD_JSON_PATH]);
   });
 
   it('refuses half a configuration or a short password instead of opening the door', () => {
