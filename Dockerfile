@@ -17,11 +17,13 @@ COPY jobs ./jobs
 COPY commands ./commands
 RUN npx tsc -p tsconfig.build.json
 
-# Production dependencies only: no tsx, no TypeScript, no test tools.
+# Production dependencies only: no tsx, no TypeScript, no test tools. Optional ones are left out
+# too: npm would otherwise keep TypeScript (an optional peer of a Bull Board dependency), and the
+# rest are native speed-ups the code runs without (msgpackr-extract, ssh2's cpu-features).
 FROM base AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund
 
 # Runtime: non-root, dig for direct probes, the compiled JavaScript run by plain node.
 FROM base AS runtime

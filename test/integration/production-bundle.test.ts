@@ -21,11 +21,11 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
-const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-/** Top-level packages that `npm ci --omit=dev` installs (direct or not), by the lockfile. */
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean }> };
+/** Top-level packages that `npm ci --omit=dev --omit=optional` installs (direct or not), by the lockfile. */
 const productionPackages = new Set(
   Object.entries(lock.packages)
-    .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) && !entry.dev)
+    .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) && !entry.dev && !entry.optional && !entry.devOptional)
     .map(([path]) => path.slice('node_modules/'.length)),
 );
 const devOnly = Object.keys(pkg.devDependencies).filter((name) => !productionPackages.has(name));
@@ -72,7 +72,7 @@ describe('production bundle', () => {
     dir = mkdtempSync(join(tmpdir(), 'mct-bundle-'));
     cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
     cpSync(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
-    const base = ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
+    const base = ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'];
     // The npm cache normally holds everything; a fresh machine may still need the registry's metadata.
     try {
       const { stderr } = await run('npm', [...base, '--offline'], { cwd: dir, timeout: 90_000 });
