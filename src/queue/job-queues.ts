@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { JobData } from '../job-types.ts';
 import { ChatopsError } from '../errors.ts';
 import type { Redactor } from '../redact.ts';
-import { CheckDedup, DEDUP_GROUP_FIELD, DEDUPLICATED_JOBS, type Submitted } from './dedup.ts';
+import { CheckDedup, DEDUP_GROUP_FIELD, DEDUPLICATED_JOBS, deduplicationId, type Submitted } from './dedup.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export type { JoinedCheck, Submitted } from './dedup.ts';
@@ -30,10 +30,8 @@ export interface EnqueueOptions {
 }
 
 export interface JobQueuesOptions {
-  /** Job kinds whose identical requests share one run; default DEDUPLICATED_JOBS (the checks, never a repair). */
+  /** Job kinds whose identical requests share one run (while it is queued or running); default DEDUPLICATED_JOBS (the checks, never a repair). */
   dedupJobs?: ReadonlySet<string>;
-  /** How long after the first request an identical one joins it; default 60 s. */
-  dedupWindowMs?: number;
   /** Redis is a Sentinel-managed primary: a lost connection is a failover, and the answer says so. */
   failover?: boolean;
   /** Replicas that must hold a job before the user hears it is queued (Redis WAIT); default 1 with failover, else 0. */
@@ -61,7 +59,7 @@ export class JobQueues {
     private readonly timeoutMs = 2_000,
     options: JobQueuesOptions = {},
   ) {
-    this.#dedup = new CheckDedup(connection, prefix, options.dedupWindowMs === undefined ? {} : { windowMs: options.dedupWindowMs });
+    this.#dedup = new CheckDedup(connection, prefix);
     this.#dedupJobs = options.dedupJobs ?? DEDUPLICATED_JOBS;
     this.#failover = options.failover ?? false;
     this.#replicasToWait = options.replicasToWait ?? (this.#failover ? 1 : 0);
@@ -92,34 +90,36 @@ export class JobQueues {
     const id = options.jobId ?? executionJobId(data) ?? randomUUID();
     const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS, jobId: id };
     if (options.attempts) opts.attempts = options.attempts;
+    const joined = new Set<string>();
     // Told "failing over" after all: a copy that still reaches Redis must neither run nor post.
     const revoke = async () => {
-      if (dedup) await this.#dedup.abandon(jobName, data.target, id);
       await this.queue(jobName).remove(id);
+      for (const run of joined) await this.#dedup.leave(run, data.reply);
     };
     if (!dedup) return this.#answered(async () => ({ id: (await this.#add(jobName, data, opts)).id ?? id }), revoke);
-    const submitted = await this.#answered((attempt) => this.#joinOrAdd(jobName, data, opts, id, attempt), revoke);
-    // Every resend of this request reached Redis before the attempt that answered: its marker has done its work.
-    await this.#dedup.forgetRequest(id).catch(() => undefined);
-    return submitted;
+    return this.#answered((attempt) => this.#addOrJoin(jobName, data, opts, id, attempt, joined), revoke);
   }
 
   deduplicates(jobName: string, options: EnqueueOptions = {}): boolean {
     return this.#dedupJobs.has(jobName) && options.dedup !== false && !options.jobId;
   }
 
-  async #joinOrAdd(jobName: string, data: JobData, opts: JobsOptions, id: string, attempt: Attempt): Promise<Submitted> {
-    const result = await this.#dedup.joinOrOpen(jobName, data.target, id, data.reply, data.requestedBy);
-    if (!result.opened) return { id: result.joined.id, joined: result.joined };
-    // An attempt given up on (its connection was lost) must not go on adding in the background.
+  /**
+   * A check: BullMQ adds it, or (its deduplication id taken by an identical check queued or
+   * running) answers with that check's id, which this request then joins as a waiter. A run
+   * that closed in between (its result is being posted) is not joined: the request gets its own.
+   */
+  async #addOrJoin(jobName: string, data: JobData, opts: JobsOptions, id: string, attempt: Attempt, joined: Set<string>): Promise<Submitted> {
+    const shared: JobsOptions = { ...opts, deduplication: { id: deduplicationId(jobName, data.target) } };
+    const run = (await this.#add(jobName, { ...data, [DEDUP_GROUP_FIELD]: id }, shared)).id ?? id;
+    if (run === id) return { id };
+    // An attempt given up on (its connection was lost) must not go on joining in the background.
     if (attempt.abandoned) throw new Error('Connection is closed (attempt abandoned)');
-    try {
-      await this.#add(jobName, { ...data, [DEDUP_GROUP_FIELD]: id }, opts);
-    } catch (err) {
-      if (!isConnectionLoss(err, this.connection)) await this.#dedup.abandon(jobName, data.target, id).catch(() => undefined);
-      throw err;
-    }
-    return { id };
+    joined.add(run);
+    const check = await this.#dedup.join(this.queue(jobName), run, data.reply);
+    if (check) return { id: run, joined: check };
+    joined.delete(run);
+    return { id: (await this.#add(jobName, data, opts)).id ?? id };
   }
 
   /**

@@ -47,7 +47,6 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
     const log = options.context.log.child({ jobId: job.id, job: definition.name, target: job.data.target, user: job.data.requestedBy });
     const run = token ? { job: { lock: { key: `${job.queueQualifiedName}:${job.id}:lock`, token }, lockDurationMs } } : {};
     const group = groupOf(job);
-    if (group) await dedup.markStarted(definition.name, job.data.target, group);
     let reports: Report[];
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
@@ -81,9 +80,9 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
     log.info({ statuses: reports.map((r) => r.status) }, 'job done');
     return reports;
 
-    /** A shared check: close its group, then one post per channel that asked (see dedup.ts). */
+    /** A shared check: close it to joiners, then one post per channel that asked, the first requester's included (see dedup.ts). */
     async function postToGroup(id: string, post: (target: ReplyTarget) => Promise<void>): Promise<void> {
-      const waiters = await dedup.closeAndCollect(definition.name, job.data.target, id);
+      const waiters = [...(job.data.reply ? [job.data.reply] : []), ...(await dedup.closeAndCollect(id))];
       if (options.notifier) {
         const targets = postTargets(waiters);
         const failures = (await Promise.allSettled(targets.map(post))).filter((r) => r.status === 'rejected');

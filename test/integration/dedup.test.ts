@@ -115,8 +115,9 @@ describe('dedup: identical checks run once and every requester gets the result',
     const siteB = world.vmHosts.filter((h) => h.ssh.host.startsWith('127.0.20.'));
     expect(siteB.map((h) => h.ssh.commands.length - (sshBefore[world.vmHosts.indexOf(h)] ?? 0))).toEqual([1, 1]);
     expect(await queue.getJobCounts('waiting', 'active', 'completed', 'failed')).toEqual({ waiting: 0, active: 0, completed: 1, failed: 0 });
-    // The group closed with its job: nothing is left behind for the next request to join.
-    expect(await redis.keys(`${prefix}:dedup:*`)).toEqual([]);
+    // The run closed with its job: no waiters are left behind, and BullMQ freed the deduplication id for the next request.
+    expect(await redis.keys(`${prefix}:dedup:waiters:*`)).toEqual([]);
+    expect(await redis.keys(`${prefix}:*:de:*`)).toEqual([]);
     await queue.close();
   });
 
@@ -148,8 +149,8 @@ describe('dedup: identical checks run once and every requester gets the result',
     world.maas.resetCalls();
     const [first] = await commands([{ text: 'dns-check prod', user: LAB_USERS.operator, channel: LAB_CHANNELS.ops }]);
     expect(first).toContain('running, the result will be posted here');
+    // Inside its first read: BullMQ has moved the job to active, and stamped when it started.
     await waitUntil(() => kubeReads === 1);
-    await waitUntil(async () => (await redis.hget(`${prefix}:dedup:open:dns-check:prod`, 'started')) !== null);
     const [second] = await commands([{ text: 'dns-check prod', user: LAB_USERS.approver, channel: LAB_CHANNELS.ops }]);
     expect(second).toMatch(new RegExp(`joined the same check <@${LAB_USERS.operator}> asked for .*, running since .*It started before your request`));
     gate.resolve();
