@@ -40,7 +40,8 @@ export interface Finding {
   fix?: string;
 }
 
-export interface PlanStep {
+/** A plan step as a report shows it (the typed steps a repair runs are src/repair/plan-step.ts). */
+export interface ReportStep {
   subject: string;
   action: string;
   detail: string;
@@ -50,7 +51,7 @@ export interface PlanStep {
 
 export interface Plan {
   id: string;
-  steps: PlanStep[];
+  steps: ReportStep[];
 }
 
 export type StepOutcome = 'verified' | 'skipped' | 'refused' | 'failed';

@@ -1,5 +1,6 @@
 import { describeError } from '../errors.ts';
-import type { PlanStep, StepOutcome, StepResult } from '../report.ts';
+import type { StepOutcome, StepResult } from '../report.ts';
+import type { PlanStep } from './plan-step.ts';
 import type { Journal } from './journal.ts';
 import { isLeaseError, LeaseLostError, type PlanLease } from './plan-lease.ts';
 import { stepsBySubject, subjectCount, type RepairPlan } from './plan.ts';

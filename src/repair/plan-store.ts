@@ -3,6 +3,7 @@ import type { Report, StepResult } from '../report.ts';
 import type { Journal, JournalEntry } from './journal.ts';
 import { acquirePlanLease, type JobLock, type PlanLease } from './plan-lease.ts';
 import type { RepairPlan } from './plan.ts';
+import { parsePlanRecord } from './plan-record.ts';
 
 /**
  * pending → approved → executing → done | failed; pending → rejected | expired;
@@ -124,7 +125,7 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
   async function get(id: string): Promise<StoredPlan | null> {
     const h = await redis.hgetall(planKey(id));
     if (!h.record || !h.state) return null;
-    const record = JSON.parse(h.record) as { plan: RepairPlan; report: Report };
+    const record = parsePlanRecord(id, h.record);
     const stored: StoredPlan = {
       plan: record.plan,
       report: record.report,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { finishReport, type Finding, type PlanStep, type Report, type StepResult } from '../report.ts';
+import { finishReport, type Finding, type Report, type StepResult } from '../report.ts';
+import type { PlanStep } from './plan-step.ts';
 
 export type RepairKind = 'fix-macs' | 'fix-dns' | 'fix-resolver';
 
@@ -24,7 +25,7 @@ export type RepairPlanDraft = Omit<RepairPlan, 'id'>;
 
 /** Plan id: sha256 over kind, target and each step's subject, action and params (not the wording). */
 export function planId(kind: RepairKind, target: string, steps: readonly PlanStep[]): string {
-  const canonical = JSON.stringify([kind, target, steps.map((s) => [s.subject, s.action, sortKeys(s.params ?? {})])]);
+  const canonical = JSON.stringify([kind, target, steps.map((s) => [s.subject, s.action, sortKeys(s.params)])]);
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 

@@ -1,4 +1,4 @@
-import type { Finding, PlanStep, Report, Severity, Status, StepOutcome, StepResult } from '../report.ts';
+import type { Finding, ReportStep, Report, Severity, Status, StepOutcome, StepResult } from '../report.ts';
 import { worstStatus } from '../report.ts';
 import { formatDuration } from '../duration.ts';
 import { fileNameFor, isTableKey, needsFile, TABLE_HEAD_LINES } from './evidence-files.ts';
@@ -390,7 +390,7 @@ function codeCounts(findings: readonly Finding[], maxCodes: number): string {
   return shown.join(', ');
 }
 
-function planLines(id: string, steps: readonly PlanStep[]): string[] {
+function planLines(id: string, steps: readonly ReportStep[]): string[] {
   const head = `*Plan* ${codeSpan(id, 80)}: ${steps.length} step${steps.length === 1 ? '' : 's'}`;
   return [head, ...steps.map((s, i) => stepLine(`${i + 1}.`, s.action, s.subject, s.detail))];
 }

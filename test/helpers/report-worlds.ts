@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { pinnedMacsSnippet, tableText, type MacRow } from '../../src/features/macs/summary.ts';
-import type { Finding, PlanStep, Report, ReportKind, Severity, StepResult } from '../../src/report.ts';
+import type { Finding, ReportStep, Report, ReportKind, Severity, StepResult } from '../../src/report.ts';
 import { statusOf } from '../../src/report.ts';
 
 /**
@@ -77,7 +77,7 @@ export function generateWorld(seed: number, shape: { targets?: number; machines?
       durationMs: int(0, 120_000),
     };
     if (kind.startsWith('fix-')) {
-      report.plan = { id: `plan-${seed}-${t}`, steps: hosts.map((h): PlanStep => ({ subject: h, action: 'set-mac', detail: `${mac()} → ${mac()}` })) };
+      report.plan = { id: `plan-${seed}-${t}`, steps: hosts.map((h): ReportStep => ({ subject: h, action: 'set-mac', detail: `${mac()} → ${mac()}` })) };
       if (rnd() < 0.5) report.results = hosts.map((h): StepResult => ({ subject: h, action: 'set-mac', outcome: pick(['verified', 'skipped', 'refused', 'failed'] as const), detail: `read back ${mac()}` }));
     }
     reports.push(report);

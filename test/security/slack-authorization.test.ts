@@ -261,7 +261,7 @@ describe('interactions are authorized again when they arrive', () => {
   });
 
   async function storedPlan(channel: string): Promise<string> {
-    const plan = withId({ kind: 'fix-macs', target: 'site-b', steps: [{ subject: 'node7', action: 'update_mac', detail: 'x', params: { systemId: `n-${channel}` } }], refusals: [], findings: [], verdict: 'one MAC' });
+    const plan = withId({ kind: 'fix-macs', target: 'site-b', steps: [{ subject: 'node7', action: 'set-mac', detail: 'x', params: { systemId: `n-${channel}`, hostname: 'node7', interfaceId: 1, interface: 'eth0', from: '52:54:00:00:00:01', to: '52:54:00:00:00:02' } }], refusals: [], findings: [], verdict: 'one MAC' });
     await createPlanStore(producer, { prefix: clickPrefix }).create({ plan, report: planReport(plan, new Date()), requester: 'U0OPS1', channel, now: Date.now(), ttlMs: 60_000 });
     return plan.id;
   }

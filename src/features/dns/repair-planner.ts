@@ -1,7 +1,7 @@
 import { apiServerFqdn, computeDesiredSet, dnsHash, evaluateDns, isCustomDns, lastAppliedHash, recordedIpsOf, type DnsSnapshot } from './evaluate.ts';
 import { LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../kube/capmaas.ts';
 import type { DnsResource } from '../../maas/types.ts';
-import type { PlanStep } from '../../report.ts';
+import type { DnsStep } from '../../repair/plan-step.ts';
 import { withId, type RepairPlan } from '../../repair/plan.ts';
 
 /**
@@ -47,7 +47,7 @@ export function planDnsRepair(snapshot: DnsSnapshot): RepairPlan {
   const hash = dnsHash(desired.ips);
   const annotation = lastAppliedHash(maasCluster);
   const recordRight = sameIpSet(recorded, desired.ips);
-  const steps: PlanStep[] = [];
+  const steps: DnsStep[] = [];
   if (!recordRight) {
     steps.push({
       subject: fqdn,

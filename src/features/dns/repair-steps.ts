@@ -3,7 +3,8 @@ import { describeError } from '../../errors.ts';
 import { LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../kube/capmaas.ts';
 import type { KubeClient } from '../../kube/types.ts';
 import type { MaasClient } from '../../maas/types.ts';
-import type { PlanStep, StepOutcome } from '../../report.ts';
+import type { StepOutcome } from '../../report.ts';
+import type { StepOf } from '../../repair/plan-step.ts';
 import { sameIpSet, shortHash } from './repair-planner.ts';
 import type { StepContext, StepRunner } from '../../repair/executor.ts';
 
@@ -20,12 +21,10 @@ export function dnsStepRunner(maas: MaasClient, kube: KubeClient): StepRunner {
   };
 }
 
-async function setIps(maas: MaasClient, step: PlanStep, context: StepContext): Promise<Outcome> {
-  const p = step.params ?? {};
-  const id = p.resourceId;
-  const to = strings(p.to);
-  const from = strings(p.from);
-  if (typeof id !== 'number') return { outcome: 'refused', detail: 'the step names no DNS resource' };
+async function setIps(maas: MaasClient, step: StepOf<'set-dns-ips'>, context: StepContext): Promise<Outcome> {
+  const { resourceId: id } = step.params;
+  const to = nonEmpty(step.params.to);
+  const from = nonEmpty(step.params.from);
   if (to.length === 0) return { outcome: 'refused', detail: 'refused: an empty set is never written (it would wipe the record)' };
   const current = recordedIpsOf(await maas.getDnsResource(id));
   if (sameIpSet(current, to)) {
@@ -45,13 +44,8 @@ async function setIps(maas: MaasClient, step: PlanStep, context: StepContext): P
     : { outcome: 'failed', detail: `resource ${id}: MAAS accepted the update but reads back ${after.join(', ') || '(empty)'}` };
 }
 
-async function setHash(kube: KubeClient, step: PlanStep, context: StepContext): Promise<Outcome> {
-  const p = step.params ?? {};
-  const { namespace, maasCluster, to } = p;
-  const from = typeof p.from === 'string' ? p.from : null;
-  if (typeof namespace !== 'string' || typeof maasCluster !== 'string' || typeof to !== 'string') {
-    return { outcome: 'refused', detail: 'the step names no MaasCluster or hash' };
-  }
+async function setHash(kube: KubeClient, step: StepOf<'set-dns-hash'>, context: StepContext): Promise<Outcome> {
+  const { namespace, maasCluster, to, from } = step.params;
   const where = `MaasCluster ${namespace}/${maasCluster}`;
   const before = await kube.getMaasCluster(namespace, maasCluster);
   if (!before) return { outcome: 'failed', detail: `${where} no longer exists` };
@@ -72,6 +66,6 @@ async function setHash(kube: KubeClient, step: PlanStep, context: StepContext): 
     : { outcome: 'failed', detail: `${where}: the patch was accepted but the annotation reads back ${read ?? '(absent)'}` };
 }
 
-function strings(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : [];
+function nonEmpty(ips: readonly string[]): string[] {
+  return ips.filter((ip) => ip !== '');
 }

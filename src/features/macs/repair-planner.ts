@@ -3,7 +3,8 @@ import { normaliseMac } from '../../mac.ts';
 import { NODE_STATUS } from '../../maas/node-status.ts';
 import { versionAtLeast } from '../../maas/maas-version.ts';
 import type { MaasMachine, MaasUser } from '../../maas/types.ts';
-import type { Finding, PlanStep, StepResult } from '../../report.ts';
+import type { Finding, StepResult } from '../../report.ts';
+import type { MacStep, PlanStep } from '../../repair/plan-step.ts';
 import { BUSY, DIRECT_EDIT, NEVER_MARK_BROKEN, RESCUE_FAILED, VIA_BROKEN } from './machine-states.ts';
 import { subjectCount, withId, type RepairPlan } from '../../repair/plan.ts';
 
@@ -30,7 +31,7 @@ export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): R
   const { findings, verdict: checkVerdict } = evaluateMacs(snapshot);
   const drifts = driftsByMachine(findings);
   const blocked = blockedMachines(findings);
-  const steps: PlanStep[] = [];
+  const steps: MacStep[] = [];
   const refusals: StepResult[] = [];
   const overBound: string[] = [];
 
@@ -118,7 +119,7 @@ function blockedMachines(findings: readonly Finding[]): Map<string, string> {
   return out;
 }
 
-function stepsFor(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild[], options: MacPlanOptions): { steps: PlanStep[] } | { refused: string } {
+function stepsFor(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild[], options: MacPlanOptions): { steps: MacStep[] } | { refused: string } {
   const { apiUser } = options;
   const status = machine.status;
   const name = machine.status_name;
@@ -131,15 +132,15 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild
     };
   }
   const base = { systemId: machine.system_id, hostname: machine.hostname };
-  const setMacs = (why: string): PlanStep[] => [
-    ...items.map((item) => ({
+  const setMacs = (why: string): MacStep[] => [
+    ...items.map((item): MacStep => ({
       subject: machine.hostname,
       action: 'set-mac',
       detail: `${item.interface}: ${item.recorded || '(none)'} → ${item.live} (${why})`,
       params: { ...base, interfaceId: item.interfaceId, interface: item.interface, from: item.recorded, to: item.live },
     })),
     ...childSteps(machine, items, why),
-    ...stale.map((c) => ({
+    ...stale.map((c): MacStep => ({
       subject: machine.hostname,
       action: 'set-mac',
       detail: `${c.interface} (${c.type}): ${c.recorded} → ${c.to}: a MAC none of its members has; MAAS gives a ${c.type} its first member's (${why})`,
@@ -208,8 +209,8 @@ function ownerRefusal(machine: MaasMachine, apiUser: MaasUser | undefined): stri
  * models/interface.py). One that carries a repaired member's old MAC is updated to the member's
  * live one, in the same state rule as the member.
  */
-function childSteps(machine: MaasMachine, items: MacDriftItem[], why: string): PlanStep[] {
-  const steps: PlanStep[] = [];
+function childSteps(machine: MaasMachine, items: MacDriftItem[], why: string): MacStep[] {
+  const steps: MacStep[] = [];
   for (const child of machine.interface_set) {
     if (child.type !== 'bond' && child.type !== 'bridge') continue;
     const member = items.find((item) => child.parents?.includes(item.interface) && normaliseMac(child.mac_address) === normaliseMac(item.recorded));

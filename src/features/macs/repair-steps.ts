@@ -4,23 +4,15 @@ import { normaliseMac } from '../../mac.ts';
 import { MaasApiError } from '../../maas/maas-api-error.ts';
 import { NODE_STATUS } from '../../maas/node-status.ts';
 import type { MaasClient, MaasMachine } from '../../maas/types.ts';
-import type { PlanStep, StepOutcome } from '../../report.ts';
+import type { StepOutcome } from '../../report.ts';
+import type { StepOf } from '../../repair/plan-step.ts';
 import { NEVER_MARK_BROKEN } from './machine-states.ts';
 import type { StepContext, StepRunner } from '../../repair/executor.ts';
 import { followCommissioning, statusMessageOf, type FollowOptions } from '../../repair/follow-commissioning.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
 
-interface MacParams {
-  systemId: string;
-  hostname: string;
-  status?: string;
-  owner?: string;
-  interfaceId?: number;
-  interface?: string;
-  from?: string;
-  to?: string;
-}
+type MachineParams = StepOf<'commission'>['params'];
 
 export interface MacStepOptions {
   /** How the commission step follows MAAS (timeout, poll interval, clock). */
@@ -35,17 +27,16 @@ export function macStepRunner(maas: MaasClient, given: MacStepOptions = {}): Ste
   const options: MacStepOptions = { ...given, progress: async (text) => Promise.resolve(given.progress?.(text)).catch(() => undefined) };
   return {
     async run(step, context) {
-      const p = paramsOf(step);
-      if (step.action === 'mark-broken') return markBroken(maas, p, context);
-      if (step.action === 'set-mac') return setMac(maas, p, context);
-      if (step.action === 'commission') return commission(maas, p, context, options);
-      if (step.action === 'mark-fixed') return markFixed(maas, p, context);
+      if (step.action === 'mark-broken') return markBroken(maas, step.params, context);
+      if (step.action === 'set-mac') return setMac(maas, step.params, context);
+      if (step.action === 'commission') return commission(maas, step.params, context, options);
+      if (step.action === 'mark-fixed') return markFixed(maas, step.params, context);
       return { outcome: 'refused', detail: `unknown fix-macs step "${step.action}"` };
     },
   };
 }
 
-async function markBroken(maas: MaasClient, p: MacParams, context: StepContext): Promise<Outcome> {
+async function markBroken(maas: MaasClient, p: StepOf<'mark-broken'>['params'], context: StepContext): Promise<Outcome> {
   const machine = await maas.getMachine(p.systemId);
   if (machine.status === NODE_STATUS.BROKEN) {
     // Sending mark_broken again would overwrite MAAS's previous status with Broken.
@@ -85,8 +76,8 @@ async function markBroken(maas: MaasClient, p: MacParams, context: StepContext):
     : { outcome: 'failed', detail: `mark_broken answered, but the machine reads back ${after.status_name}` };
 }
 
-async function setMac(maas: MaasClient, p: MacParams, context: StepContext): Promise<Outcome> {
-  if (p.interfaceId === undefined || !p.to) return { outcome: 'refused', detail: 'the step names no interface or MAC' };
+async function setMac(maas: MaasClient, p: StepOf<'set-mac'>['params'], context: StepContext): Promise<Outcome> {
+  if (!p.to) return { outcome: 'refused', detail: 'the step names no interface or MAC' };
   const to = normaliseMac(p.to);
   if (!to) return { outcome: 'refused', detail: `${p.to} is not a MAC address` };
   const label = `${p.interface || `interface ${p.interfaceId}`}`;
@@ -95,7 +86,7 @@ async function setMac(maas: MaasClient, p: MacParams, context: StepContext): Pro
   if (current === to) {
     return { outcome: 'verified', detail: `${label} reads ${to}${context.resumed ? ' (the update sent before the restart took effect)' : ' already'}` };
   }
-  if (current !== normaliseMac(p.from ?? '')) {
+  if (current !== normaliseMac(p.from)) {
     return { outcome: 'refused', detail: `${label} now reads ${before.mac_address || '(none)'}, planned from ${p.from}: it changed; run fix-macs again` };
   }
   try {
@@ -117,7 +108,7 @@ const COMMISSIONING_NOW: ReadonlySet<number> = new Set([NODE_STATUS.COMMISSIONIN
  * machine and follows a commissioning that is running (or reports how it ended) instead of
  * sending commission again; only a machine still Broken is commissioned.
  */
-async function commission(maas: MaasClient, p: MacParams, context: StepContext, options: MacStepOptions): Promise<Outcome> {
+async function commission(maas: MaasClient, p: MachineParams, context: StepContext, options: MacStepOptions): Promise<Outcome> {
   const machine = await maas.getMachine(p.systemId);
   if (COMMISSIONING_NOW.has(machine.status)) {
     if (!context.resumed) return { outcome: 'refused', detail: `already ${machine.status_name}, not by this plan: left alone` };
@@ -140,7 +131,7 @@ async function commission(maas: MaasClient, p: MacParams, context: StepContext, 
 const COMMISSION_ATTEMPTS = 3;
 
 /** POST op=commission; after an error the machine is read, and only a machine still Broken is sent it again. */
-async function sendCommission(maas: MaasClient, p: MacParams): Promise<true | Outcome> {
+async function sendCommission(maas: MaasClient, p: MachineParams): Promise<true | Outcome> {
   let lastError: unknown;
   let now: MaasMachine | undefined;
   for (let attempt = 1; attempt <= COMMISSION_ATTEMPTS; attempt++) {
@@ -160,7 +151,7 @@ async function sendCommission(maas: MaasClient, p: MacParams): Promise<true | Ou
   };
 }
 
-async function follow(maas: MaasClient, p: MacParams, options: MacStepOptions, how: string): Promise<Outcome> {
+async function follow(maas: MaasClient, p: MachineParams, options: MacStepOptions, how: string): Promise<Outcome> {
   const result = await followCommissioning(maas, p.systemId, {
     ...options.follow,
     onProgress: (update) => options.progress?.(update.text),
@@ -183,7 +174,7 @@ async function follow(maas: MaasClient, p: MacParams, options: MacStepOptions, h
 /** A machine we broke must not stay Broken: mark_fixed is tried this often, reading the machine between tries. */
 const MARK_FIXED_ATTEMPTS = 3;
 
-async function markFixed(maas: MaasClient, p: MacParams, context: StepContext): Promise<Outcome> {
+async function markFixed(maas: MaasClient, p: MachineParams, context: StepContext): Promise<Outcome> {
   const machine = await maas.getMachine(p.systemId);
   if (machine.status !== NODE_STATUS.BROKEN) {
     return context.resumed
@@ -210,16 +201,4 @@ async function markFixed(maas: MaasClient, p: MacParams, context: StepContext): 
   return after.status === NODE_STATUS.BROKEN
     ? { outcome: 'failed', detail: 'mark_fixed answered, but the machine reads back Broken: mark it fixed in MAAS' }
     : { outcome: 'verified', detail: `Broken → ${after.status_name} (read back)` };
-}
-
-function paramsOf(step: PlanStep): MacParams {
-  const p = step.params ?? {};
-  const str = (k: string) => (typeof p[k] === 'string' ? (p[k] as string) : undefined);
-  const out: MacParams = { systemId: str('systemId') ?? '', hostname: str('hostname') ?? step.subject };
-  for (const k of ['status', 'owner', 'interface', 'from', 'to'] as const) {
-    const v = str(k);
-    if (v !== undefined) out[k] = v;
-  }
-  if (typeof p.interfaceId === 'number') out.interfaceId = p.interfaceId;
-  return out;
 }

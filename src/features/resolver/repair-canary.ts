@@ -7,11 +7,14 @@
 import { describeError } from '../../errors.ts';
 import { NODE_STATUS } from '../../maas/node-status.ts';
 import type { MaasClient, MaasMachine } from '../../maas/types.ts';
-import type { PlanStep, StepResult } from '../../report.ts';
+import type { StepResult } from '../../report.ts';
+import type { StepOf } from '../../repair/plan-step.ts';
 import type { StepContext } from '../../repair/executor.ts';
 import { followCommissioning, statusMessageOf, type FollowOptions } from '../../repair/follow-commissioning.ts';
 
 export const CANARY_STEP = 'commission-canary';
+
+type CanaryStep = StepOf<typeof CANARY_STEP>;
 
 /** MAAS commissions from these only (node_action.py Commission.actionable_statuses). */
 const COMMISSIONABLE: ReadonlySet<number> = new Set([NODE_STATUS.NEW, NODE_STATUS.READY, NODE_STATUS.BROKEN, NODE_STATUS.FAILED_COMMISSIONING]);
@@ -32,7 +35,7 @@ export async function lookUpCanary(maas: MaasClient, hostname: string): Promise<
 }
 
 /** The canary's plan step, or its refusal (the rest of the plan stands either way). Pure. */
-export function canaryStep(site: string, lookup: CanaryLookup): { step: PlanStep } | { refusal: StepResult } {
+export function canaryStep(site: string, lookup: CanaryLookup): { step: CanaryStep } | { refusal: StepResult } {
   const subject = `canary ${lookup.hostname}`;
   const refuse = (detail: string) => ({ refusal: { subject, action: CANARY_STEP, outcome: 'refused' as const, detail } });
   if ('error' in lookup) return refuse(`the canary ${lookup.hostname} could not be looked up in MAAS (${lookup.error}): no canary will run`);
@@ -65,10 +68,8 @@ export type CanaryRunOptions = Pick<FollowOptions, 'timeoutMs' | 'pollMs' | 'now
 };
 
 /** The executor's step: commission once (never twice for one plan), follow, report. */
-export async function runCanary(maas: MaasClient, step: PlanStep, context: StepContext, options: CanaryRunOptions = {}): Promise<{ outcome: 'verified' | 'failed' | 'refused'; detail: string }> {
-  const systemId = step.params?.systemId;
-  const hostname = String(step.params?.hostname ?? '?');
-  if (typeof systemId !== 'string') return { outcome: 'refused', detail: 'the step names no machine' };
+export async function runCanary(maas: MaasClient, step: CanaryStep, context: StepContext, options: CanaryRunOptions = {}): Promise<{ outcome: 'verified' | 'failed' | 'refused'; detail: string }> {
+  const { systemId, hostname } = step.params;
   const before = await maas.getMachine(systemId);
   if (before.hostname !== hostname) return { outcome: 'refused', detail: `${systemId} is now ${before.hostname}, planned as ${hostname}: not commissioned` };
   const progress = (text: string) => options.progress?.(`Canary ${text}`) ?? Promise.resolve();

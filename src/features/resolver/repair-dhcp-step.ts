@@ -5,7 +5,8 @@ import { readRackDhcp, type DhcpObservation } from './rack-dhcpd.ts';
 import { describeError } from '../../errors.ts';
 import { versionAtLeast } from '../../maas/maas-version.ts';
 import type { IpRange } from '../../maas/types.ts';
-import type { PlanStep, StepOutcome } from '../../report.ts';
+import type { StepOutcome } from '../../report.ts';
+import type { StepOf } from '../../repair/plan-step.ts';
 import { rackTarget } from '../../ssh/targets.ts';
 import type { SshSession } from '../../ssh/types.ts';
 
@@ -57,12 +58,9 @@ function manualStep(cidr: string, range: IpRange | undefined, path: string): str
  * full_reload for ip_range_ids). So: read; before 3.7 wait (bounded) for MAAS's own rewrite; if still
  * stale, re-save the subnet's range unchanged; read again.
  */
-export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapters: Adapters, step: PlanStep, options: DhcpStepOptions = {}): Promise<Outcome> {
-  const p = step.params ?? {};
-  const cidr = typeof p.cidr === 'string' ? p.cidr : undefined;
-  const subnetId = typeof p.subnetId === 'number' ? p.subnetId : undefined;
-  const expect = Array.isArray(p.expect) ? p.expect.filter((x): x is string => typeof x === 'string') : undefined;
-  if (!cidr || subnetId === undefined || !expect?.length) return { outcome: 'refused', detail: 'the step names no subnet or servers' };
+export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapters: Adapters, step: StepOf<'check-dhcp'>, options: DhcpStepOptions = {}): Promise<Outcome> {
+  const { cidr, subnetId, expect } = step.params;
+  if (!expect.length) return { outcome: 'refused', detail: 'the step names no subnet or servers' };
   const waitMs = options.dhcpWaitMs ?? 60_000;
   const pollMs = options.dhcpPollMs ?? 2_000;
   const session = await adapters.ssh.connect(rackTarget(site));

@@ -5,7 +5,8 @@ import type { RackConfig } from '../../config.ts';
 import { answersZone, type SiteResolverGather } from './node-facing.ts';
 import { resolverLabel, type ResolverObservation } from './types.ts';
 import type { Subnet } from '../../maas/types.ts';
-import type { Finding, PlanStep, StepResult } from '../../report.ts';
+import type { Finding, StepResult } from '../../report.ts';
+import type { PlanStep, ResolverStep, SubnetDnsState } from '../../repair/plan-step.ts';
 import { CANARY_STEP, canaryStep, type CanaryLookup } from './repair-canary.ts';
 import { withId, type RepairPlan } from '../../repair/plan.ts';
 
@@ -18,13 +19,7 @@ export interface ResolverRepairInput {
   canary?: CanaryLookup;
 }
 
-/** The subnet fields a PUT sends: dns_servers and allow_dns change; allow_proxy and managed go as read, so the PUT states every flag. */
-export interface SubnetDnsState {
-  dns_servers: string[];
-  allow_dns: boolean;
-  allow_proxy: boolean;
-  managed?: boolean;
-}
+export type { SubnetDnsState } from '../../repair/plan-step.ts';
 
 export const STEP = {
   install: 'install-forwarder',
@@ -108,7 +103,7 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
   const to: SubnetDnsState = { ...from, dns_servers: [forwarder.host], allow_dns: false };
   const forwarderSubject = `forwarder ${forwarderLabel}`;
   const subnetSubject = `subnet ${subnet.cidr}`;
-  const steps: PlanStep[] = [];
+  const steps: ResolverStep[] = [];
   if (!forwarderAnswers && rack.forwarderInstall) {
     steps.push({
       subject: forwarderSubject,
@@ -173,7 +168,7 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
 
 function canaryNote(steps: readonly PlanStep[], refusals: readonly StepResult[]): string {
   const step = steps.find((s) => s.action === STEP.canary);
-  if (step) return `, then commission the canary ${String(step.params?.hostname)} and follow it to Ready`;
+  if (step) return `, then commission the canary ${step.params.hostname} and follow it to Ready`;
   return refusals.some((r) => r.action === STEP.canary) ? ' (no canary: refused, see below)' : '';
 }
 

@@ -6,14 +6,15 @@ import { describeError } from '../../errors.ts';
 import { answersZone, gatherSiteResolver } from './node-facing.ts';
 import { digOnRack } from './site-probe.ts';
 import { resolverLabel, type ResolverObservation } from './types.ts';
-import type { PlanStep, StepOutcome } from '../../report.ts';
+import type { StepOutcome } from '../../report.ts';
+import type { StepOf } from '../../repair/plan-step.ts';
 import { sh, type SafeCommand } from '../../ssh/shell-quote.ts';
 import { rackTarget } from '../../ssh/targets.ts';
 import type { SshSession } from '../../ssh/types.ts';
 import type { StepContext, StepRunner } from '../../repair/executor.ts';
 import { settleRackDhcp, type DhcpStepOptions } from './repair-dhcp-step.ts';
 import { runCanary, type CanaryRunOptions } from './repair-canary.ts';
-import { commandDigest, describeState, differingFields, sameState, STEP, subnetState, type SubnetDnsState } from './repair-planner.ts';
+import { commandDigest, describeState, differingFields, sameState, STEP, subnetState } from './repair-planner.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
 
@@ -63,11 +64,11 @@ function askForwarder(session: SshSession, rack: RackConfig): Promise<{ observat
   return digOnRack(session, { ...rack, resolverHost: forwarder.host, resolverPort: forwarder.port });
 }
 
-async function installForwarder(site: SiteConfig, rack: RackConfig, adapters: Adapters, step: PlanStep, context: StepContext, options: ResolverStepOptions): Promise<Outcome> {
+async function installForwarder(site: SiteConfig, rack: RackConfig, adapters: Adapters, step: StepOf<'install-forwarder'>, context: StepContext, options: ResolverStepOptions): Promise<Outcome> {
   const configured = rack.forwarderInstall;
   const label = forwarderLabel(rack);
   if (!configured) return { outcome: 'refused', detail: `sites.${site.name}.rack.forwarderInstall is no longer configured: nothing was run` };
-  if (commandDigest(configured) !== step.params?.commandSha256) {
+  if (commandDigest(configured) !== step.params.commandSha256) {
     return { outcome: 'refused', detail: `sites.${site.name}.rack.forwarderInstall changed after this plan was made: nothing was run; run fix-resolver again to approve the new command` };
   }
   return withRack(site, adapters, async (session) => {
@@ -117,16 +118,12 @@ async function verifyForwarder(site: SiteConfig, rack: RackConfig, adapters: Ada
   });
 }
 
-async function setSubnetDns(site: SiteConfig, adapters: Adapters, step: PlanStep, context: StepContext): Promise<Outcome> {
-  const p = step.params ?? {};
-  const id = p.subnetId;
-  const from = stateOf(p.from);
-  const to = stateOf(p.to);
-  if (typeof id !== 'number' || !from || !to) return { outcome: 'refused', detail: 'the step names no subnet or values' };
+async function setSubnetDns(site: SiteConfig, adapters: Adapters, step: StepOf<'set-subnet-dns'>, context: StepContext): Promise<Outcome> {
+  const { subnetId: id, from, to, cidr } = step.params;
   if (to.dns_servers.length === 0) return { outcome: 'refused', detail: 'refused: an empty dns_servers is never written' };
   const maas = adapters.maas(site.maas);
   const before = await maas.getSubnet(id);
-  if (before.cidr !== p.cidr) return { outcome: 'refused', detail: `subnet ${id} is now ${before.cidr}, planned as ${String(p.cidr)}: run fix-resolver again` };
+  if (before.cidr !== cidr) return { outcome: 'refused', detail: `subnet ${id} is now ${before.cidr}, planned as ${cidr}: run fix-resolver again` };
   const current = subnetState(before);
   if (sameState(current, to)) {
     return { outcome: 'verified', detail: `subnet ${id} reads ${describeState(current)}${context.resumed ? ' (the update sent before the restart took effect)' : ' already'}` };
@@ -156,15 +153,6 @@ async function checkResolver(site: SiteConfig, adapters: Adapters): Promise<Outc
     return { outcome: 'failed', detail: `resolver-check: ${why} (${verdict})` };
   }
   return { outcome: 'failed', detail: `resolver-check: ${verdict}` };
-}
-
-function stateOf(value: unknown): SubnetDnsState | undefined {
-  if (!value || typeof value !== 'object') return undefined;
-  const v = value as Record<string, unknown>;
-  if (!Array.isArray(v.dns_servers) || typeof v.allow_dns !== 'boolean' || typeof v.allow_proxy !== 'boolean') return undefined;
-  const state: SubnetDnsState = { dns_servers: v.dns_servers.filter((x): x is string => typeof x === 'string'), allow_dns: v.allow_dns, allow_proxy: v.allow_proxy };
-  if (typeof v.managed === 'boolean') state.managed = v.managed;
-  return state;
 }
 
 function forwarderLabel(rack: RackConfig): string {
