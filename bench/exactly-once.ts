@@ -12,7 +12,8 @@
  * section of bench/RESULTS.md.
  */
 import { randomInt } from 'node:crypto';
-import { fixMacsJob, fixMacsRepair } from '../jobs/fix-macs.ts';
+import { fixMacsJob } from '../jobs/fix-macs.ts';
+import { fixMacsRepair } from '../src/features/macs/repair.ts';
 import type { LockTuning } from '../src/job-types.ts';
 import { machine, virshPower } from '../lab/maas-sim/index.ts';
 import { startOutageRig } from '../lab/repair-outage.ts';

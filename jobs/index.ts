@@ -1,9 +1,10 @@
-import type { JobDefinition } from '../src/job-types.ts';
+import type { JobDefinition, QueuedData } from '../src/job-types.ts';
 import { CHECKS, FIX_NAMES, type FixName } from '../src/features/registry.ts';
 import { checkJob } from './check-job.ts';
 import { fixMacsJob } from './fix-macs.ts';
 import { fixDnsJob } from './fix-dns.ts';
 import { fixResolverJob } from './fix-resolver.ts';
+import { executeRepairJob } from './repair-execute.ts';
 
 /** Every job processor by name: one per registered check, one per repair it names (src/features/registry.ts). */
 export const jobRegistry = new Map<string, JobDefinition>();
@@ -21,6 +22,9 @@ const repairJobs: Record<FixName, JobDefinition> = {
 
 for (const spec of CHECKS) registerJob(checkJob(spec));
 for (const name of FIX_NAMES) registerJob(repairJobs[name]);
+
+/** Every queue a worker serves: the jobs above, and the run of an approved repair (queued by the Approve button, never a command). */
+export const workerJobs: ReadonlyMap<string, JobDefinition<QueuedData>> = new Map<string, JobDefinition<QueuedData>>([...jobRegistry, [executeRepairJob.name, executeRepairJob]]);
 
 export function findJob(name: string): JobDefinition | undefined {
   return jobRegistry.get(name);

@@ -2,14 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import type { ExecuteJobData } from '../jobs/execute-plan.ts';
-import type { JobContext, JobDefinition, LockTuning } from '../src/job-types.ts';
+import { executeRepairJob } from '../jobs/repair-execute.ts';
+import type { JobContext, JobDefinition, LockTuning, QueuedData } from '../src/job-types.ts';
 import { silentLogger } from '../src/log.ts';
 import type { Notifier } from '../src/notifier.ts';
 import { JobQueues } from '../src/queue/job-queues.ts';
 import { startJobWorkers, type RunningWorkers } from '../src/queue/job-workers.ts';
 import { createRedis } from '../src/queue/redis-connection.ts';
 import { createRedactor } from '../src/redact.ts';
+import { executionJobId, REPAIR_EXECUTE_JOB, type ExecuteJobData } from '../src/repair/execute-job-data.ts';
 import type { RepairPlan } from '../src/repair/plan.ts';
 import { planReport } from '../src/repair/plan.ts';
 import { createPlanStore, type PlanStore, type StoredPlan } from '../src/repair/plan-store.ts';
@@ -20,7 +21,7 @@ import { startPrivateRedis, type RedisHandle } from './private-redis.ts';
 export interface OutageTranscript {
   /** Thread replies under the plan message, in order. */
   thread: string[];
-  /** Final reports posted to the approver's channel. */
+  /** The run's result, as the plan message shows it once edited with the results. */
   summaries: Report[][];
   errors: string[];
 }
@@ -77,7 +78,7 @@ export async function startOutageRig(options: OutageRigOptions): Promise<OutageR
     postReports: async (_t, reports) => void said.summaries.push(reports),
     postError: async (_t, message) => void said.errors.push(message),
     postPlan: async (t) => ({ channel: t.channel, ts: '1700000000.000100' }),
-    updatePlan: async () => undefined,
+    updatePlan: async (_r, view) => void (view.report.results && said.summaries.push([view.report])),
     postInThread: async (_r, text) => void said.thread.push(text),
   };
   const redact = createRedactor([]);
@@ -87,7 +88,7 @@ export async function startOutageRig(options: OutageRigOptions): Promise<OutageR
     running.push(
       startJobWorkers({
         connection,
-        jobs: new Map(options.jobs.map((j) => [j.name, j])),
+        jobs: new Map<string, JobDefinition<QueuedData>>([...options.jobs, executeRepairJob].map((j) => [j.name, j])),
         context: { ...options.context, log: silentLogger(), plans: createPlanStore(connection, { prefix }), notifier },
         notifier,
         redact,
@@ -113,16 +114,8 @@ export async function startOutageRig(options: OutageRigOptions): Promise<OutageR
       const decided = await plans.decide(plan.id, 'approved', 'U0LEAD2', Date.now());
       if (!decided.ok) throw new Error(`could not approve plan ${plan.id}: ${decided.why}`);
       const stored = await plans.get(plan.id);
-      const data: ExecuteJobData = {
-        target: plan.target,
-        requestedBy: 'U0OPS1',
-        approvedBy: 'U0LEAD2',
-        phase: 'execute',
-        planId: plan.id,
-        ...(stored?.decidedAt ? { approvedAt: stored.decidedAt } : {}),
-        reply: { channel: CHANNEL, threadTs: '1700000000.000100' },
-      };
-      await queues.enqueue(plan.kind, data);
+      const data: ExecuteJobData = { planId: plan.id, approvedBy: 'U0LEAD2' };
+      await queues.enqueue(REPAIR_EXECUTE_JOB, data, { jobId: executionJobId(plan.id, stored?.decidedAt) });
     },
     async killRedis() {
       await redis.kill?.();

@@ -27,7 +27,10 @@ export interface JobContext {
   metrics?: Pick<Metrics, 'recordRepair' | 'recordRepairStep'>;
 }
 
-/** Job data as stored in Redis (clear text): names and Slack ids only, never a secret. */
+/** What the worker reads from any queued job's data (clear text in Redis: names and Slack ids only, never a secret). */
+export type QueuedData = { target?: string; reply?: ReplyTarget; requestedBy?: string; [key: string]: unknown };
+
+/** Job data of a check or a repair's plan, as stored in Redis (clear text): names and Slack ids only, never a secret. */
 export interface JobData {
   target: string;
   reply?: ReplyTarget;
@@ -42,10 +45,12 @@ export interface LockTuning {
   maxStalledCount: number;
 }
 
-export interface JobDefinition {
+export interface JobDefinition<D extends QueuedData = JobData> {
   name: string;
   /** Absent: BullMQ's defaults (30 s lock, checked every 30 s, failed after one stall). */
   lock?: LockTuning;
   /** Returns one report per target (a target of `all` gives several). */
-  run(ctx: JobContext, data: JobData): Promise<Report[]>;
+  run(ctx: JobContext, data: D): Promise<Report[]>;
+  /** For data that names no reply target: where a failure is told, and how the job is named there ("fix-macs site-b"). */
+  failureReply?(ctx: JobContext, data: D): Promise<{ label: string; reply: ReplyTarget } | undefined>;
 }

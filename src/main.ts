@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { commandList } from '../commands/index.ts';
-import { jobRegistry } from '../jobs/index.ts';
+import { workerJobs } from '../jobs/index.ts';
 import type { JobData } from './job-types.ts';
 import type { Adapters } from './adapters.ts';
 import { auditKey, createAuditLog, type AuditLog } from './audit/audit-log.ts';
@@ -82,7 +82,7 @@ async function buildAdapters(w: Wiring): Promise<Adapters> {
 }
 
 function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] {
-  const queueList = () => [...jobRegistry.keys()].map((name) => w.queues.queue(name));
+  const queueList = () => [...workerJobs.keys()].map((name) => w.queues.queue(name));
   return [
     ...healthRoutes({
       // Both connections: the producer reconnects on its own schedule, and the bot enqueues through it.
@@ -102,7 +102,7 @@ async function startWorkers(w: Wiring): Promise<void> {
   if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
   const workers = startJobWorkers({
     connection: w.redis,
-    jobs: jobRegistry,
+    jobs: workerJobs,
     context: { config: w.options.loaded.config, adapters, log: w.log, plans: w.plans, audit: w.audit, metrics: w.metrics, ...(notifier ? { notifier } : {}) },
     ...(notifier ? { notifier } : {}),
     redact: w.redact,
@@ -156,7 +156,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
       return (await withTimeout(w.producer.set(`${w.prefix}:slack-seen:${signature}`, '1', 'EX', ttlSec, 'NX'), 2_000)) === 'OK';
     },
     registerExtras: (app) => {
-      approvalHandlers({ config, plans: w.plans, enqueue, log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics })(app);
+      approvalHandlers({ config, plans: w.plans, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics })(app);
       alertActionHandlers({ config, enqueue, log: w.log, redact: w.redact, audit: w.audit, alerts })(app);
     },
   });
@@ -206,8 +206,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   producer.on('error', () => undefined);
   const prefix = options.prefix ?? env.queuePrefix ?? DEFAULT_PREFIX;
   const queues = new JobQueues(producer, redact, prefix, undefined, { failover: isSentinel(redisSettings) });
-  const metrics = createMetrics({ commandNames: commandList.map((c) => c.name), jobKinds: [...jobRegistry.keys()] });
-  metrics.setQueueDepthSupplier(bullmqDepthSupplier(() => [...jobRegistry.keys()].map((name) => queues.queue(name))));
+  const metrics = createMetrics({ commandNames: commandList.map((c) => c.name), jobKinds: [...workerJobs.keys()] });
+  metrics.setQueueDepthSupplier(bullmqDepthSupplier(() => [...workerJobs.keys()].map((name) => queues.queue(name))));
   const audit = createAuditLog({ redis, key: auditKey(options.loaded.config, prefix), maxEntries: options.loaded.config.audit?.maxEntries, log, redact });
   const plans = createPlanStore(redis, { prefix });
   const w: Wiring = { options, env, host: options.host ?? env.host, redact, log, prefix, redis, producer, queues, metrics, audit, plans, closers: [] };
@@ -221,7 +221,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (options.role !== 'bot') await startWorkers(w);
     const port = options.role === 'worker' ? await startProbes(w) : await startBot(w);
     const metricsPort = env.metricsPort === undefined ? undefined : await startMetricsListener(w, env.metricsPort);
-    log.info({ role: options.role, host: w.host, port, ...(metricsPort !== undefined ? { metricsPort } : {}), mode: env.mode, jobs: [...jobRegistry.keys()] }, 'maas-chatops started');
+    log.info({ role: options.role, host: w.host, port, ...(metricsPort !== undefined ? { metricsPort } : {}), mode: env.mode, jobs: [...workerJobs.keys()] }, 'maas-chatops started');
     return { port, ...(metricsPort !== undefined ? { metricsPort } : {}), redact, metrics, queues, audit, close };
   } catch (err) {
     await close();

@@ -2,6 +2,7 @@ import type { Adapters } from '../adapters.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Finding } from '../report.ts';
+import type { RepairSpec } from '../repair/repair-spec.ts';
 import type { TargetConfig, TargetKind } from '../targets.ts';
 
 /** A `schedules` key of the config: how often the drift scan of a check runs. */
@@ -26,6 +27,8 @@ export interface FixCommandSpec<Name extends string = string> {
   readonly name: Name;
   /** What its plan does, for its help lines: Slack's "plan <this>, posted for an approver's Approve", the terminal's "plan (and with --apply, run) <this>". */
   readonly plans: string;
+  /** How it plans from a fresh check and carries out its typed steps (src/repair/repair-spec.ts). */
+  readonly repair: RepairSpec;
 }
 
 /**

@@ -2,7 +2,7 @@ import { withTimeout } from '../with-timeout.ts';
 import { randomUUID } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobData } from '../job-types.ts';
+import type { JobData, QueuedData } from '../job-types.ts';
 import { ChatopsError } from '../errors.ts';
 import type { Redactor } from '../redact.ts';
 import { CheckDedup, DEDUP_GROUP_FIELD, DEDUPLICATED_JOBS, deduplicationId, type Submitted } from './dedup.ts';
@@ -78,16 +78,16 @@ export class JobQueues {
   }
 
   /** Queues a job; returns its id (for a check already queued or running: that check's id). */
-  async enqueue(jobName: string, data: JobData, options: EnqueueOptions = {}): Promise<string> {
+  async enqueue(jobName: string, data: QueuedData, options: EnqueueOptions = {}): Promise<string> {
     return (await this.submit(jobName, data, options)).id;
   }
 
   /** Like enqueue, and says whether the request joined a check that was already queued or running. */
-  async submit(jobName: string, data: JobData, options: EnqueueOptions = {}): Promise<Submitted> {
+  async submit(jobName: string, data: QueuedData, options: EnqueueOptions = {}): Promise<Submitted> {
     assertNoSecret(data, this.redact);
-    const dedup = this.deduplicates(jobName, options);
+    const dedup = this.deduplicates(jobName, options) && hasTarget(data);
     // The id is chosen here, not by Redis: asking again after a lost connection cannot add a second job.
-    const id = options.jobId ?? executionJobId(data) ?? randomUUID();
+    const id = options.jobId ?? randomUUID();
     const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS, jobId: id };
     if (options.attempts) opts.attempts = options.attempts;
     const joined = new Set<string>();
@@ -96,7 +96,7 @@ export class JobQueues {
       await this.queue(jobName).remove(id);
       for (const run of joined) await this.#dedup.leave(run, data.reply);
     };
-    if (!dedup) return this.#answered(async () => ({ id: (await this.#add(jobName, data, opts)).id ?? id }), revoke);
+    if (!dedup || !hasTarget(data)) return this.#answered(async () => ({ id: (await this.#add(jobName, data, opts)).id ?? id }), revoke);
     return this.#answered((attempt) => this.#addOrJoin(jobName, data, opts, id, attempt, joined), revoke);
   }
 
@@ -193,7 +193,7 @@ export class JobQueues {
    * and refuses every job even once Redis is back: drop it, and when the connection is up again,
    * try once more with a fresh one.
    */
-  async #add(jobName: string, data: JobData, opts: JobsOptions) {
+  async #add(jobName: string, data: QueuedData, opts: JobsOptions) {
     const queue = this.queue(jobName);
     try {
       return await queue.add(jobName, data, opts);
@@ -211,14 +211,9 @@ export class JobQueues {
   }
 }
 
-/**
- * The execute phase of an approved repair has a job id of its own making: queued twice for one
- * approval (a retried enqueue, a redelivered click), BullMQ keeps one job. A plan approved again
- * after its approval was undone gets a new id, since its approval time differs.
- */
-export function executionJobId(data: JobData): string | undefined {
-  if (data.phase !== 'execute' || typeof data.planId !== 'string' || !data.planId) return undefined;
-  return `execute-${data.planId}-${typeof data.approvedAt === 'number' ? data.approvedAt : 0}`;
+/** A check's data names its target: only such a job can share a run with an identical request. */
+function hasTarget(data: QueuedData): data is JobData {
+  return typeof data.target === 'string';
 }
 
 /** Job data is stored in clear text in Redis: refuse anything the redactor would change. */

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobContext, JobData, JobDefinition, LockTuning } from '../job-types.ts';
+import type { JobContext, JobDefinition, LockTuning, QueuedData } from '../job-types.ts';
 import { ChatopsError, describeError } from '../errors.ts';
 import type { Notifier, ReplyTarget } from '../notifier.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
@@ -12,7 +12,7 @@ import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export interface WorkerOptions {
   connection: Redis;
-  jobs: ReadonlyMap<string, JobDefinition>;
+  jobs: ReadonlyMap<string, JobDefinition<QueuedData>>;
   context: JobContext;
   notifier?: Notifier;
   redact: Redactor;
@@ -40,10 +40,10 @@ function isPermanent(err: unknown): boolean {
   return err instanceof ChatopsError && ['USAGE', 'UNKNOWN_TARGET', 'CONFIG_INVALID', 'GUARD_REFUSED', 'NOT_AUTHORIZED'].includes(err.code);
 }
 
-export function processorFor(definition: JobDefinition, options: WorkerOptions) {
+export function processorFor(definition: JobDefinition<QueuedData>, options: WorkerOptions) {
   const dedup = new CheckDedup(options.connection, options.prefix ?? DEFAULT_PREFIX);
   const lockDurationMs = lockOf(definition, options)?.lockDurationMs ?? DEFAULT_LOCK_MS;
-  return async (job: Job<JobData>, token?: string): Promise<Report[]> => {
+  return async (job: Job<QueuedData>, token?: string): Promise<Report[]> => {
     const log = options.context.log.child({ jobId: job.id, job: definition.name, target: job.data.target, user: job.data.requestedBy });
     const run = token ? { job: { lock: { key: `${job.queueQualifiedName}:${job.id}:lock`, token }, lockDurationMs } } : {};
     const group = groupOf(job);
@@ -63,9 +63,10 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
       log.warn({ err: describeError(err) }, 'job failed');
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       if (isPermanent(err) || lastAttempt) {
-        const message = options.redact(`${definition.name} ${job.data.target} failed: ${describeError(err)}`);
+        const told = await failureReplyOf(definition, options.context, job.data);
+        const message = options.redact(`${told?.label ?? `${definition.name} ${job.data.target}`} failed: ${describeError(err)}`);
         if (group) await postToGroup(group, (target) => options.notifier!.postError(target, message));
-        else if (job.data.reply && options.notifier) await options.notifier.postError(job.data.reply, message);
+        else if (told && options.notifier) await options.notifier.postError(told.reply, message);
         if (isPermanent(err)) throw new UnrecoverableError(describeError(err));
       }
       throw err;
@@ -94,7 +95,13 @@ export function processorFor(definition: JobDefinition, options: WorkerOptions) 
   };
 }
 
-function groupOf(job: Job<JobData>): string | undefined {
+/** Where a failure is told: the data's reply target, else the job's own answer (the execute job: the plan's thread). */
+async function failureReplyOf(definition: JobDefinition<QueuedData>, ctx: JobContext, data: QueuedData): Promise<{ label: string; reply: ReplyTarget } | undefined> {
+  if (data.reply) return { label: `${definition.name} ${data.target}`, reply: data.reply };
+  return definition.failureReply?.(ctx, data).catch(() => undefined);
+}
+
+function groupOf(job: Job<QueuedData>): string | undefined {
   const group = job.data[DEDUP_GROUP_FIELD];
   return typeof group === 'string' && group ? group : undefined;
 }

@@ -4,6 +4,7 @@ import type { PlanStep } from './plan-step.ts';
 import type { Journal } from './journal.ts';
 import { isLeaseError, LeaseLostError, type PlanLease } from './plan-lease.ts';
 import { stepsBySubject, subjectCount, type RepairPlan } from './plan.ts';
+import type { RepairEvents } from './repair-events.ts';
 import { stepWriter, type WriteGuard, type WriteRoute } from './write-guard.ts';
 
 export interface StepContext {
@@ -29,8 +30,8 @@ export interface ExecuteOptions {
   journal: Journal;
   /** config.repair.maxSubjects. */
   maxSubjects: number;
-  /** After each subject: for progress in the plan's thread. */
-  onSubject?: (subject: string, results: StepResult[]) => Promise<void>;
+  /** Where the run's step events go (the thread, the audit trail, the log subscribe there). */
+  events?: RepairEvents;
   now?: () => number;
   /** This run's lease: checked before every write and every progress post; the journal given must be fenced by it. */
   lease?: PlanLease;
@@ -50,6 +51,7 @@ const RESTORES: Record<string, string> = { commission: 'mark-broken', 'mark-fixe
  */
 export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Promise<StepResult[]> {
   const now = options.now ?? Date.now;
+  const { events } = options;
   const subjects = subjectCount(plan.steps);
   if (subjects > options.maxSubjects) {
     const detail = `refused: this plan touches ${subjects} subjects, over the bound of ${options.maxSubjects} (repair.maxSubjects)`;
@@ -63,12 +65,15 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
     for (const { index, step } of group.steps) {
       const restoring = RESTORES[step.action];
       if (stoppedAt && !(restoring && touched.has(restoring))) {
-        subjectResults.push(result(step, 'skipped', `not run: the plan stopped at ${stoppedAt.subject} (${stoppedAt.action})`));
+        const skipped = result(step, 'skipped', `not run: the plan stopped at ${stoppedAt.subject} (${stoppedAt.action})`);
+        subjectResults.push(skipped);
+        await events?.emit({ type: 'step-ended', index, result: skipped, replayed: false });
         continue;
       }
       const entry = await options.journal.get(index);
       if (entry?.state === 'done') {
         subjectResults.push(entry.result);
+        await events?.emit({ type: 'step-ended', index, result: entry.result, replayed: true });
         // A mark_broken that ended "failed" (a timeout, say) may still have taken effect: its restore must run.
         if (entry.result.outcome === 'verified' || entry.result.outcome === 'failed') touched.add(step.action);
         if (entry.result.outcome !== 'verified') stoppedAt ??= entry.result;
@@ -77,6 +82,7 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
       const writer = stepWriter({ journal: options.journal, index, entry: entry?.state === 'started' ? entry : undefined, token: options.lease?.token ?? 0, at: now });
       await options.journal.set(index, writer.entry());
       touched.add(step.action);
+      await events?.emit({ type: 'step-started', index, step, resumed: writer.resumed });
       if (options.route) options.route.current = writer.write;
       let outcome: { outcome: StepOutcome; detail: string };
       try {
@@ -89,6 +95,7 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
       const stepResult = result(step, outcome.outcome, outcome.detail);
       await options.journal.set(index, { state: 'done', at: now(), result: stepResult, writes: writer.entry().writes ?? [] });
       subjectResults.push(stepResult);
+      await events?.emit({ type: 'step-ended', index, result: stepResult, replayed: false });
       if (outcome.outcome !== 'verified') {
         stoppedAt ??= stepResult;
         if (outcome.outcome === 'refused' && !entry) touched.delete(step.action);
@@ -96,7 +103,7 @@ export async function executePlan(plan: RepairPlan, options: ExecuteOptions): Pr
     }
     results.push(...subjectResults);
     await options.lease?.check();
-    await options.onSubject?.(group.subject, subjectResults);
+    await events?.emit({ type: 'subject-done', subject: group.subject, results: subjectResults });
   }
   return results;
 }

@@ -1,7 +1,6 @@
 import { fitMessage, sendWithFallback } from './message-budget.ts';
 import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import type { ExecuteJobData } from '../../jobs/execute-plan.ts';
 import type { AuditRecorder } from '../audit/audit-log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Config } from '../config.ts';
@@ -9,16 +8,16 @@ import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { redactDeep, type Redactor } from '../redact.ts';
 import type { PlanState, PlanStore, StoredPlan } from '../repair/plan-store.ts';
+import { executionJobId, REPAIR_EXECUTE_JOB, type ExecuteJobData, type QueueExecution } from '../repair/execute-job-data.ts';
 import { planView } from '../repair/plan-view.ts';
-import type { Enqueue } from './guarded-enqueue.ts';
 import { toSlackText } from './mrkdwn.ts';
 import { APPROVE_ACTION, REJECT_ACTION, renderPlanMessage, utc } from './plan-render.ts';
 
 export interface ApprovalOptions {
   config: Config;
   plans: PlanStore;
-  /** Queues the execute phase (JobQueues.enqueue). */
-  enqueue: Enqueue;
+  /** Queues the approved plan's run on the execute queue (JobQueues.enqueue). */
+  enqueue: QueueExecution;
   log: Logger;
   redact: Redactor;
   /** Clock for expiry; tests move it. */
@@ -137,19 +136,10 @@ function authorizationProblem(config: Config, decision: Decision, click: Click, 
 }
 
 async function queueExecution(options: ApprovalOptions, click: Click, stored: StoredPlan, log: Logger): Promise<void> {
-  const threadTs = stored.messageTs ?? click.messageTs;
-  const data: ExecuteJobData = {
-    target: stored.plan.target,
-    requestedBy: stored.requester,
-    approvedBy: click.user,
-    phase: 'execute',
-    planId: stored.plan.id,
-    ...(stored.decidedAt ? { approvedAt: stored.decidedAt } : {}),
-    // The plan message is edited with the result; its thread carries the progress and any error.
-    reply: { channel: stored.channel, ...(threadTs ? { threadTs, errorsOnly: true } : {}) },
-  };
+  // The plan message is edited with the result; its thread carries the progress and any error.
+  const data: ExecuteJobData = { planId: stored.plan.id, approvedBy: click.user };
   try {
-    await options.enqueue(stored.plan.kind, data);
+    await options.enqueue(REPAIR_EXECUTE_JOB, data, { jobId: executionJobId(stored.plan.id, stored.decidedAt) });
   } catch (err) {
     if (!(await options.plans.undoApproval(stored.plan.id, click.user))) {
       // The queue answered late but the job landed and a worker has started it: nothing to undo.

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { JobDefinition } from '../../src/job-types.ts';
+import { executeRepairJob } from '../../jobs/repair-execute.ts';
+import type { JobDefinition, QueuedData } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import type { AuditInput } from '../../src/audit/audit-entry.ts';
 import type { AuditLog } from '../../src/audit/audit-log.ts';
@@ -59,7 +60,8 @@ export async function startApprovalStack(options: {
   const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact, log, retryConfig: { retries: 0 } });
   const workers = startJobWorkers({
     connection: redis,
-    jobs: new Map(options.jobs.map((j) => [j.name, j])),
+    // The run of an approved plan is on the execute job's queue, whichever repair it is.
+    jobs: new Map<string, JobDefinition<QueuedData>>([...options.jobs, executeRepairJob].map((j) => [j.name, j])),
     context: { config, adapters: options.adapters, log, plans: createPlanStore(redis, { prefix }), notifier, audit: auditLog },
     notifier,
     redact,
@@ -68,7 +70,7 @@ export async function startApprovalStack(options: {
   closers.push(() => workers.close());
   const clock = { offsetMs: 0 };
   const plans = createPlanStore(producer, { prefix });
-  const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1]) => queues.enqueue(name, data);
+  const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1], options?: Parameters<JobQueues['enqueue']>[2]) => queues.enqueue(name, data, options);
   const app = await createSlackApp({
     config,
     botToken: emulator.botToken,

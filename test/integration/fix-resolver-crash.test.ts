@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
+import { executeRepairJob } from '../../jobs/repair-execute.ts';
+import { fixResolverRepair } from '../../src/features/resolver/repair.ts';
 import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
 import { onPath } from '../../lab/rack-sim/index.ts';
 import type { Notifier } from '../../src/notifier.ts';
@@ -66,7 +67,7 @@ function threadNotifier(lines: string[]): Notifier {
 }
 
 const execute = (a: Approved, thread: string[]) =>
-  fixResolverJob.run({ ...a.site.ctx, plans: a.plans, notifier: threadNotifier(thread) }, { target: 'site-b', phase: 'execute', planId: a.plan.id, approvedBy: 'U0LEAD2' });
+  executeRepairJob.run({ ...a.site.ctx, plans: a.plans, notifier: threadNotifier(thread) }, { planId: a.plan.id, approvedBy: 'U0LEAD2' });
 
 describe('fix-resolver: the install step and the journal', () => {
   it('SIGKILL after forwarderInstall took effect but before it returned: the restart does not run it again and finishes the plan', async () => {

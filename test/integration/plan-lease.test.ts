@@ -5,6 +5,7 @@ import type { MaasClient } from '../../src/maas/types.ts';
 import { JobQueues } from '../../src/queue/job-queues.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';
+import { executionJobId, REPAIR_EXECUTE_JOB } from '../../src/repair/execute-job-data.ts';
 import { fencedAdapters } from '../../src/repair/fenced-adapters.ts';
 import { LeaseLostError, type PlanLease } from '../../src/repair/plan-lease.ts';
 import { createPlanStore } from '../../src/repair/plan-store.ts';
@@ -144,12 +145,12 @@ describe('the execute job of an approval', () => {
     const producer = createRedis(TEST_REDIS_URL, 'producer');
     const queues = new JobQueues(producer, createRedactor([]), prefix);
     try {
-      const data = { target: 'site-b', phase: 'execute', planId: PLAN, approvedBy: 'U0LEAD2', approvedAt: 1_700_000_000_000 };
-      const a = await queues.enqueue('fix-macs', data);
-      const b = await queues.enqueue('fix-macs', data);
+      const data = { planId: PLAN, approvedBy: 'U0LEAD2' };
+      const a = await queues.enqueue(REPAIR_EXECUTE_JOB, data, { jobId: executionJobId(PLAN, 1_700_000_000_000) });
+      const b = await queues.enqueue(REPAIR_EXECUTE_JOB, data, { jobId: executionJobId(PLAN, 1_700_000_000_000) });
       expect(b).toBe(a);
-      expect(await queues.queue('fix-macs').getJobCounts('waiting')).toEqual({ waiting: 1 });
-      const c = await queues.enqueue('fix-macs', { ...data, approvedAt: 1_700_000_100_000 });
+      expect(await queues.queue(REPAIR_EXECUTE_JOB).getJobCounts('waiting')).toEqual({ waiting: 1 });
+      const c = await queues.enqueue(REPAIR_EXECUTE_JOB, data, { jobId: executionJobId(PLAN, 1_700_000_100_000) });
       expect(c).not.toBe(a);
     } finally {
       await queues.close();

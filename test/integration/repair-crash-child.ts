@@ -1,12 +1,10 @@
 /**
- * A worker process for the crash tests: runs the execute phase of an approved repair plan
- * (CRASH_JOB: fix-macs, the default, or fix-resolver) with the Redis journal, as a BullMQ worker
- * would, so a test can SIGKILL it mid-plan. With CRASH_MODE=worker it is a BullMQ worker itself
+ * A worker process for the crash tests: runs the execute job of an approved repair plan (of any
+ * kind) with the Redis journal, as a BullMQ worker would, so a test can SIGKILL it mid-plan. With CRASH_MODE=worker it is a BullMQ worker itself
  * (CRASH_LOCK: the lock tuning as JSON) and runs whatever execute job is queued, until killed.
  * Started with `node --import tsx`; everything it needs comes from the environment.
  */
-import { fixMacsJob } from '../../jobs/fix-macs.ts';
-import { fixResolverJob } from '../../jobs/fix-resolver.ts';
+import { executeRepairJob } from '../../jobs/repair-execute.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -43,18 +41,14 @@ const notifier: Notifier = {
   postInThread: async (_ref, text) => say(`thread: ${text}`),
 };
 const plans = createPlanStore(redis, { prefix: required('CRASH_PREFIX') });
-const job = (env.CRASH_JOB ?? 'fix-macs') === 'fix-resolver' ? fixResolverJob : fixMacsJob;
 const context = { config, adapters, log: silentLogger(), plans, notifier };
 if (env.CRASH_MODE === 'worker') {
   redis.on('error', () => undefined);
-  startJobWorkers({ connection: redis, jobs: new Map([[job.name, job]]), context, notifier, redact: createRedactor([]), prefix: required('CRASH_PREFIX'), concurrency: 1, lockOverride: JSON.parse(required('CRASH_LOCK')) });
+  startJobWorkers({ connection: redis, jobs: new Map([[executeRepairJob.name, executeRepairJob]]), context, notifier, redact: createRedactor([]), prefix: required('CRASH_PREFIX'), concurrency: 1, lockOverride: JSON.parse(required('CRASH_LOCK')) });
   say('worker: started');
 } else {
   // A short lease, so that the run after the SIGKILL takes over within seconds, as the next BullMQ run would after the lock.
-  const [report] = await job.run(
-    { ...context, job: { lockDurationMs: Number(env.CRASH_LEASE_MS ?? 2_000) } },
-    { target: required('CRASH_SITE'), phase: 'execute', planId: required('CRASH_PLAN'), approvedBy: 'U0LEAD2' },
-  );
+  const [report] = await executeRepairJob.run({ ...context, job: { lockDurationMs: Number(env.CRASH_LEASE_MS ?? 2_000) } }, { planId: required('CRASH_PLAN'), approvedBy: 'U0LEAD2' });
   say(`done: ${JSON.stringify(report?.results?.map((r) => r.outcome))}`);
   redis.disconnect();
   process.exit(0);

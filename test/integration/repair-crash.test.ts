@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
+import { executeRepairJob } from '../../jobs/repair-execute.ts';
+import { fixMacsRepair } from '../../src/features/macs/repair.ts';
 import type { JobContext } from '../../src/job-types.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
@@ -81,7 +82,7 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
       updatePlan: async () => undefined,
       postInThread: async (_r, text) => void thread.push(text),
     };
-    const [report] = await fixMacsJob.run({ ...ctx, plans, notifier }, { target: 'site-b', phase: 'execute', planId: plan.id, approvedBy: 'U0LEAD2' });
+    const [report] = await executeRepairJob.run({ ...ctx, plans, notifier }, { planId: plan.id, approvedBy: 'U0LEAD2' });
     expect(report?.results?.map((r) => `${r.subject} ${r.action} ${r.outcome}`)).toEqual([
       'site-b-node1 mark-broken verified',
       'site-b-node1 set-mac verified',
@@ -102,7 +103,7 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
 
     // BullMQ may hand the finished job out once more (its summary failed to post): reported, not repeated.
     const writes = calls.filter((c) => c.method !== 'GET').length;
-    const [again] = await fixMacsJob.run({ ...ctx, plans, notifier }, { target: 'site-b', phase: 'execute', planId: plan.id, approvedBy: 'U0LEAD2' });
+    const [again] = await executeRepairJob.run({ ...ctx, plans, notifier }, { planId: plan.id, approvedBy: 'U0LEAD2' });
     expect(again?.results).toEqual(report?.results);
     expect(lab.maas.calls.filter((c) => c.method !== 'GET')).toHaveLength(writes);
   }, 60_000);
@@ -142,7 +143,7 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
       updatePlan: async () => undefined,
       postInThread: async (_r, text) => void thread.push(text),
     };
-    const [report] = await fixMacsJob.run({ ...ctx, plans, notifier }, { target: 'site-b', phase: 'execute', planId: plan.id, approvedBy: 'U0LEAD2' });
+    const [report] = await executeRepairJob.run({ ...ctx, plans, notifier }, { planId: plan.id, approvedBy: 'U0LEAD2' });
     expect(report?.results?.map((r) => `${r.action} ${r.outcome}`)).toEqual(['mark-broken verified', 'set-mac verified', 'commission verified']);
     expect(lab.maas.calls.filter((c) => c.op === 'commission')).toHaveLength(1);
     expect(lab.maas.calls.filter((c) => c.op === 'mark_broken')).toHaveLength(1);

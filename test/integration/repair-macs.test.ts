@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
+import { fixMacsJob } from '../../jobs/fix-macs.ts';
+import { fixMacsRepair } from '../../src/features/macs/repair.ts';
 import type { JobContext } from '../../src/job-types.ts';
 import { machine, virshPower, type MaasSimCall } from '../../lab/maas-sim/index.ts';
 import { macLabScenario, startMacLab, type MacLab, type VmDomain } from '../../lab/vmhost-sim/index.ts';

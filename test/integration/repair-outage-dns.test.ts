@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixDnsJob, fixDnsRepair } from '../../jobs/fix-dns.ts';
+import { fixDnsJob } from '../../jobs/fix-dns.ts';
+import { fixDnsRepair } from '../../src/features/dns/repair.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { createKubeClient } from '../../src/kube/client.ts';

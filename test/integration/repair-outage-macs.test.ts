@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixMacsJob, fixMacsRepair } from '../../jobs/fix-macs.ts';
+import { fixMacsJob } from '../../jobs/fix-macs.ts';
+import { fixMacsRepair } from '../../src/features/macs/repair.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startOutageRig, type OutageRig } from '../../lab/repair-outage.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';

@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fixResolverJob, fixResolverRepair } from '../../jobs/fix-resolver.ts';
+import { fixResolverJob } from '../../jobs/fix-resolver.ts';
+import { fixResolverRepair } from '../../src/features/resolver/repair.ts';
 import { onPath } from '../../lab/rack-sim/index.ts';
 import { startOutageRig, type OutageRig } from '../../lab/repair-outage.ts';
 import { OUTAGE_LOCK, OUTAGE_MS, countBy, waitFor } from '../helpers/outage.ts';

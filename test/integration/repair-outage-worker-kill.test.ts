@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixMacsRepair } from '../../jobs/fix-macs.ts';
+import { fixMacsRepair } from '../../src/features/macs/repair.ts';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startOutageRig, type OutageRig } from '../../lab/repair-outage.ts';

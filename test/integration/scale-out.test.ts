@@ -8,6 +8,7 @@ import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator
 import { silentLogger } from '../../src/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { queueNameFor } from '../../src/queue/queue-names.ts';
+import { REPAIR_EXECUTE_JOB } from '../../src/repair/execute-job-data.ts';
 import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
 import { aliasClusters, aliasSites, numbered, writeLabConfigVariant, type WrittenConfig } from '../../bench/lib/lab-config.ts';
 import { startRoleProcess, type RoleProcess } from '../../bench/lib/role-process.ts';
@@ -134,12 +135,13 @@ describe('scale-out: several worker processes share one Redis', () => {
     const writes = world.maas.calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${c.path}${c.op ? `?op=${c.op}` : ''}`);
     expect(writes.length).toBeGreaterThan(0);
     expect(new Set(writes).size).toBe(writes.length);
-    const execute = new Queue(queueNameFor('fix-macs'), { connection: redis, prefix });
-    const done = await execute.getCompleted();
+    const planning = new Queue(queueNameFor('fix-macs'), { connection: redis, prefix });
+    const execute = new Queue(queueNameFor(REPAIR_EXECUTE_JOB), { connection: redis, prefix });
+    const done = [...(await planning.getCompleted()), ...(await execute.getCompleted())];
     // One plan job and one execute job, each started once.
     expect(done).toHaveLength(2);
     for (const job of done) expect(job.attemptsStarted).toBe(1);
-    await execute.close();
+    await Promise.all([planning.close(), execute.close()]);
   }, 90_000);
 });
 

@@ -1,6 +1,7 @@
 import { defineCheck, type Evaluation } from '../check-spec.ts';
 import { evaluateResolver } from './evaluate.ts';
 import { gatherResolverCheck, type ResolverCheckSnapshot } from './gather.ts';
+import { fixResolverRepair } from './repair.ts';
 
 /** `resolver-check <site>|all`: does each rack's node-facing resolver answer its own zone? */
 export const resolverCheck = defineCheck({
@@ -8,7 +9,7 @@ export const resolverCheck = defineCheck({
   targetKind: 'site',
   schedule: 'resolver',
   summary: "does each rack's node-facing resolver answer its own zone (dig SOA on the rack)",
-  fix: { name: 'fix-resolver', plans: "the rack resolver repair (the forwarder on the rack, then the subnet's DNS in MAAS)" },
+  fix: { name: 'fix-resolver', plans: "the rack resolver repair (the forwarder on the rack, then the subnet's DNS in MAAS)", repair: fixResolverRepair },
   dedup: 'same-target',
   // A site without rack: has no resolver to probe: scanning it would only raise a standing alert.
   appliesTo: (site) => site.rack !== undefined,
