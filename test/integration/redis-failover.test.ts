@@ -9,6 +9,7 @@ import { JobQueues } from '../../src/queue/job-queues.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { redisSettingsFrom } from '../../src/queue/redis-settings.ts';
 import { createRedactor } from '../../src/redact.ts';
+import { REPAIR_EXECUTE_JOB } from '../../src/repair/execute-job-data.ts';
 import { createPlanStore } from '../../src/repair/plan-store.ts';
 import { freshPrefix, waitUntil } from '../helpers/redis.ts';
 
@@ -170,9 +171,10 @@ describe('Redis Sentinel failover under load', () => {
     expect(writes()[1]).toMatch(/^PATCH /);
     expect(summaries()).toHaveLength(1);
     // Nothing is left for BullMQ to find stalled and run again: the one job is completed on the new primary.
-    const queue = runtime.queues.queue('fix-dns');
-    expect(await queue.getJobCounts('active', 'wait', 'delayed', 'failed')).toEqual({ active: 0, wait: 0, delayed: 0, failed: 0 });
-    const runs = (await queue.getJobs(['completed'])).filter((j) => (j.data as { phase?: string }).phase === 'execute');
+    for (const queue of [runtime.queues.queue('fix-dns'), runtime.queues.queue(REPAIR_EXECUTE_JOB)]) {
+      expect(await queue.getJobCounts('active', 'wait', 'delayed', 'failed')).toEqual({ active: 0, wait: 0, delayed: 0, failed: 0 });
+    }
+    const runs = await runtime.queues.queue(REPAIR_EXECUTE_JOB).getJobs(['completed']);
     expect(runs.map((j) => j.data.planId)).toEqual([planId]);
     // The fencing held across the failover: one run (one token) sent each write once, and each was answered.
     const reader = createRedis(redisSettingsFrom(lab.env).settings, 'producer');
