@@ -13,7 +13,7 @@ export interface CrashWorker {
 }
 
 /**
- * A worker process running the execute phase of an approved repair plan, to be SIGKILLed mid-plan;
+ * A worker process running the execute job of an approved repair plan (the plan names its kind and target), to be SIGKILLed mid-plan;
  * given `bullmqLock`, a BullMQ worker (with that lock tuning) that runs the queued execute job instead.
  */
 export function startCrashWorker(options: {
@@ -21,8 +21,6 @@ export function startCrashWorker(options: {
   configEnv: Record<string, string>;
   prefix: string;
   planId: string;
-  job: 'fix-macs' | 'fix-resolver';
-  site: string;
   redisUrl?: string;
   bullmqLock?: LockTuning;
 }): CrashWorker {
@@ -35,8 +33,6 @@ export function startCrashWorker(options: {
       ...(options.bullmqLock ? { CRASH_MODE: 'worker', CRASH_LOCK: JSON.stringify(options.bullmqLock) } : {}),
       CRASH_PREFIX: options.prefix,
       CRASH_PLAN: options.planId,
-      CRASH_JOB: options.job,
-      CRASH_SITE: options.site,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

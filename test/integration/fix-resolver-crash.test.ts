@@ -73,7 +73,7 @@ describe('fix-resolver: the install step and the journal', () => {
   it('SIGKILL after forwarderInstall took effect but before it returned: the restart does not run it again and finishes the plan', async () => {
     // The install starts the daemon, then keeps the SSH command open: the worker dies inside the step.
     const a = await approvedPlan({ forwarder: 'stopped', install: (daemon) => `${daemon} && sleep 20` });
-    const worker = startCrashWorker({ configText: a.site.yaml, configEnv: a.site.env, prefix, planId: a.plan.id, job: 'fix-resolver', site: 'site-b' });
+    const worker = startCrashWorker({ configText: a.site.yaml, configEnv: a.site.env, prefix, planId: a.plan.id });
     const forwarderUp = async () => {
       const seen = await probeSoaDirect({ host: '127.0.0.1', port: a.site.forwarderPort }, 'maas-internal', { timeoutMs: 200, tries: 1 });
       return seen.outcome === 'reply' && seen.status === 'NOERROR' && a.site.installs().length === 1;

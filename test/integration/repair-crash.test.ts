@@ -62,7 +62,7 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
     // Slow MAAS answers leave a wide window between mark_broken and the next call.
     lab.maas.setLatency(150);
     lab.maas.resetCalls();
-    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix, planId: plan.id, job: 'fix-macs', site: 'site-b' });
+    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix, planId: plan.id });
     const killedBy = await worker.killWhen(() => Boolean(lab?.maas.calls.some((c) => c.op === 'mark_broken' && c.status === 200)), 'mark_broken');
     expect(killedBy).toBe('SIGKILL');
 
@@ -129,7 +129,7 @@ describe('fix-macs: a worker killed mid-plan resumes from the journal', () => {
     expect(await plans.decide(plan.id, 'approved', 'U0LEAD2', Date.now())).toEqual({ ok: true });
 
     lab.maas.resetCalls();
-    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix, planId: plan.id, job: 'fix-macs', site: 'site-b' });
+    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix, planId: plan.id });
     const killedBy = await worker.killWhen(() => Boolean(lab?.maas.calls.some((c) => c.op === 'commission' && c.status === 200)), 'commission');
     expect(killedBy).toBe('SIGKILL');
     const node1 = () => lab?.maas.state.machines.find((m) => m.system_id === 'sb0001');

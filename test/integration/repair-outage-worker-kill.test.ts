@@ -41,7 +41,7 @@ describe('fix-macs: a worker SIGKILLed during a write while Redis is away', () =
     lab.maas.setLatency(1_500);
     lab.maas.resetCalls();
     await rig.approveAndQueue(plan);
-    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix: rig.prefix, planId: plan.id, job: 'fix-macs', site: 'site-b', redisUrl: rig.redisUrl, bullmqLock: OUTAGE_LOCK });
+    const worker = startCrashWorker({ configText: lab.configText, configEnv: lab.env, prefix: rig.prefix, planId: plan.id, redisUrl: rig.redisUrl, bullmqLock: OUTAGE_LOCK });
     const killed = await worker.killWhen(async () => {
       if (!lab!.maas.calls.some((c) => c.op === 'mark_broken')) return false;
       // mark_broken is inside MAAS and unanswered: Redis goes first, then the worker.
