@@ -22,7 +22,7 @@ import { silentLogger } from '../src/log.ts';
 import { JobQueues } from '../src/queue/job-queues.ts';
 import { createRedis } from '../src/queue/redis-connection.ts';
 import { createRedactor } from '../src/redact.ts';
-import { createPacedSender, type PacedSender } from '../src/slack/paced-sender.ts';
+import { createSlackGateway, type SlackGateway } from '../src/slack/gateway.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ALERTS = 'C0ALERTS';
@@ -73,7 +73,7 @@ function domainsOf(s: SiteSpec, h: number, drifted: number): VmDomain[] {
 interface Rig {
   lab: MacLab;
   slack: SlackEmulator;
-  sender: PacedSender;
+  sender: SlackGateway;
   alerting: Alerting;
   queues: JobQueues;
   scanMs: number[];
@@ -88,7 +88,7 @@ async function rig(sites: SiteSpec[], schedules: Record<string, string>, schedul
   const prefix = `bench-alerts-${process.pid}-${Date.now()}`;
   const redis = createRedis(REDIS_URL, 'worker');
   const producer = createRedis(REDIS_URL, 'producer');
-  const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log });
+  const sender = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log });
   const scanMs: number[] = [];
   const timed = (name: string): JobDefinition | undefined => {
     const job = findJob(name);

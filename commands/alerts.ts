@@ -10,7 +10,7 @@ export const alertsCommand: CommandDefinition = {
   usage: 'alerts',
   summary: 'the open drift alerts, how long each has lasted, and which targets are silenced',
   run: async (ctx, args) => {
-    if (args.length) return { text: 'Usage: /maas alerts', visibility: 'ephemeral' };
+    if (args.length) return { text: 'Usage: /maas alerts', visibility: 'ephemeral', usage: true };
     if (!ctx.alerts) return { text: '/maas alerts: alert state is not available in this process (no Redis). Ask whoever runs the bot.', visibility: 'ephemeral' };
     const now = Date.now();
     const [open, silences] = await Promise.all([ctx.alerts.open(), ctx.alerts.silences(now)]);

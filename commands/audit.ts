@@ -13,7 +13,7 @@ export const auditCommand: CommandDefinition = {
   access: 'check',
   run: async (ctx, args) => {
     const [target] = args;
-    if (args.length > 1 || target === 'all') return { text: USAGE, visibility: 'ephemeral' };
+    if (args.length > 1 || target === 'all') return { text: USAGE, visibility: 'ephemeral', usage: true };
     if (target !== undefined && !targetNames(ctx.config, target).length) {
       return { text: `/maas audit: ${unknownTargetText(ctx.config, target)}`, visibility: 'ephemeral' };
     }

@@ -13,19 +13,21 @@ export function checkCommand(spec: { name: string; targetKind: TargetKind; summa
     run: async (ctx, args) => {
       const target = args[0];
       if (!target || args.length > 1) {
-        return { text: `Usage: /maas ${spec.name} <${spec.targetKind}>|all`, visibility: 'ephemeral' };
+        return { text: `Usage: /maas ${spec.name} <${spec.targetKind}>|all`, visibility: 'ephemeral', usage: true };
       }
       try {
         resolveTargets(ctx.config, spec.targetKind, target);
       } catch (err) {
         return { text: `/maas ${spec.name}: ${describeError(err)}`, visibility: 'ephemeral' };
       }
-      const reply = { channel: ctx.channel, user: ctx.user, ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl } : {}) };
+      // The result replaces the "running" answer posted through the response_url (one message per command).
+      const reply = { channel: ctx.channel, user: ctx.user, ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl, replaceRunning: true, askedAt: Date.now() } : {}) };
       const data = { target, reply, requestedBy: ctx.user };
       const joined = ctx.submit ? (await ctx.submit(job, data)).joined : (await ctx.enqueue(job, data), undefined);
       const asked = `<@${ctx.user}> asked for \`${spec.name} ${target}\``;
-      if (joined) return { text: `${asked}: ${joinedText(joined)}`, visibility: 'in_channel' };
-      return { text: `${asked}: running, the result will be posted here.`, visibility: 'in_channel' };
+      const replacedByResult = Boolean(ctx.responseUrl);
+      if (joined) return { text: `${asked}: ${joinedText(joined)}`, visibility: 'in_channel', replacedByResult };
+      return { text: `${asked}: running, the result will be posted here.`, visibility: 'in_channel', replacedByResult };
     },
   };
 }

@@ -1,49 +1,30 @@
 import { describeError } from '../src/errors.ts';
+import type { CommandRouter, DispatchOutcome } from '../src/slack/command-contract.ts';
+import { parseInvocation, type Invocation } from '../src/slack/invocation.ts';
 import { helpReply } from './help.ts';
 import { commandList, findCommand } from './index.ts';
 import type { CommandContext, CommandReply } from '../src/command-types.ts';
 
-const MAX_TEXT = 500;
-/** Names are at most 63 characters (config NAME_RE); durations and counts are shorter. */
-const MAX_WORD = 100;
-/** Spaces pasted from documents and chat clients: read as ordinary spaces. */
-const UNICODE_SPACES = /[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/g;
+export { parseCommandText } from '../src/slack/invocation.ts';
 
-/**
- * Splits `/maas` text into words. Refuses oversized input, control and invisible characters
- * (bidi overrides, zero-width), and anything else outside ASCII: every name, duration and
- * keyword is ASCII, so a non-ASCII letter is a look-alike (Cyrillic "о" for "o") at best.
- */
-export function parseCommandText(text: string): { words: string[] } | { problem: string } {
-  if (text.length > MAX_TEXT) return { problem: `That command is ${text.length} characters long; the limit is ${MAX_TEXT}.` };
-  // eslint-disable-next-line no-control-regex, no-misleading-character-class -- these characters are what we look for
-  if (/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufe00-\ufe0f]|[\u{e0000}-\u{e007f}]/u.test(text)) {
-    return { problem: 'That command contains control or invisible characters (such as bidi overrides or zero-width spaces); type it again as plain text.' };
+/** Runs the subcommand an invocation names; unreadable and unknown ones get the help. */
+export async function dispatchInvocation(ctx: CommandContext, invocation: Invocation): Promise<DispatchOutcome> {
+  if (invocation.command === undefined) return { kind: 'unreadable', reply: helpReply(commandList, invocation.problem) };
+  if (!invocation.command) return { kind: 'ran', reply: helpReply(commandList) };
+  const command = findCommand(invocation.command);
+  if (!command) return { kind: 'unknown', reply: helpReply(commandList, `Unknown command "${invocation.command.slice(0, 40)}".`) };
+  try {
+    return { kind: 'ran', reply: await command.run(ctx, invocation.args) };
+  } catch (err) {
+    return { kind: 'failed', error: err, reply: { text: `/maas ${command.name} failed: ${describeError(err)}`, visibility: 'ephemeral' } };
   }
-  const spaced = text.replace(UNICODE_SPACES, ' ');
-  const foreign = /[^\x20-\x7e\t\n]/u.exec(spaced);
-  if (foreign) {
-    const code = `U+${foreign[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    return {
-      problem: `That command contains "${foreign[0]}" (${code}), which is not plain ASCII. Commands, site and cluster names are ASCII, so this is probably a look-alike letter pasted from elsewhere; type it again.`,
-    };
-  }
-  const words = spaced.trim().split(/\s+/).filter(Boolean);
-  const long = words.find((w) => w.length > MAX_WORD);
-  if (long) return { problem: `"${long.slice(0, 20)}…" is ${long.length} characters long; names are at most 63.` };
-  return { words };
 }
 
+/** The subcommands as the Slack edge takes them from the composition root. */
+export const commandRouter: CommandRouter = { find: findCommand, dispatch: dispatchInvocation };
+
+/** A command's answer from its text, as typed after `/maas` (tests and scripts). */
 export async function dispatchCommand(ctx: CommandContext, text: string): Promise<CommandReply> {
-  const parsed = parseCommandText(text);
-  if ('problem' in parsed) return helpReply(commandList, parsed.problem);
-  const [name, ...args] = parsed.words;
-  if (!name) return helpReply(commandList);
-  const command = findCommand(name.toLowerCase());
-  if (!command) return helpReply(commandList, `Unknown command "${name.slice(0, 40)}".`);
-  try {
-    return await command.run(ctx, args);
-  } catch (err) {
-    return { text: `/maas ${command.name} failed: ${describeError(err)}`, visibility: 'ephemeral' };
-  }
+  const invocation = parseInvocation({ text, user: ctx.user, channel: ctx.channel, source: 'slash_command', responseUrl: ctx.responseUrl });
+  return (await dispatchInvocation(ctx, invocation)).reply;
 }

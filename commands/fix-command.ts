@@ -16,7 +16,7 @@ export function fixCommand(spec: { name: string; targetKind: TargetKind; summary
     run: async (ctx, args) => {
       const target = args[0];
       if (!target || args.length > 1 || target === 'all') {
-        return { text: `Usage: /maas ${usage} (one ${spec.targetKind}: a repair is planned and approved per ${spec.targetKind})`, visibility: 'ephemeral' };
+        return { text: `Usage: /maas ${usage} (one ${spec.targetKind}: a repair is planned and approved per ${spec.targetKind})`, visibility: 'ephemeral', usage: true };
       }
       try {
         resolveTargets(ctx.config, spec.targetKind, target);

@@ -11,8 +11,8 @@ export const scanCommand: CommandDefinition = {
   summary: 'run the drift scan of a target now: alerts are posted, updated or resolved in the alert channel',
   run: async (ctx, args) => {
     const [name, check] = args;
-    if (!name || args.length > 2) return { text: USAGE, visibility: 'ephemeral' };
-    if (check !== undefined && !isScanCheck(check)) return { text: `/maas scan: "${check.slice(0, 40)}" is not a check. ${USAGE}`, visibility: 'ephemeral' };
+    if (!name || args.length > 2) return { text: USAGE, visibility: 'ephemeral', usage: true };
+    if (check !== undefined && !isScanCheck(check)) return { text: `/maas scan: "${check.slice(0, 40)}" is not a check. ${USAGE}`, visibility: 'ephemeral', usage: true };
     if (!targetNames(ctx.config, name).length) return { text: `/maas scan: ${unknownTargetText(ctx.config, name)}`, visibility: 'ephemeral' };
     const scans = scanTargetsFor(ctx.config, name, check);
     if (!scans.length) {

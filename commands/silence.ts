@@ -14,7 +14,7 @@ export const silenceCommand: CommandDefinition = {
   summary: "mute a target's drift alerts for a while (30m, 2h, 1d), or lift it with off",
   run: async (ctx, args) => {
     const [name, span] = args;
-    if (!name || !span || args.length > 2) return { text: USAGE, visibility: 'ephemeral' };
+    if (!name || !span || args.length > 2) return { text: USAGE, visibility: 'ephemeral', usage: true };
     const targets = targetNames(ctx.config, name);
     if (!targets.length) return { text: `/maas silence: ${unknownTargetText(ctx.config, name)}`, visibility: 'ephemeral' };
     if (!ctx.alerts) return { text: '/maas silence: alert state is not available in this process (no Redis). Ask whoever runs the bot.', visibility: 'ephemeral' };
@@ -27,7 +27,7 @@ export const silenceCommand: CommandDefinition = {
       return { text, visibility: lifted ? 'in_channel' : 'ephemeral' };
     }
     const ms = parseDuration(span);
-    if (ms === null) return { text: `/maas silence: "${span.slice(0, 20)}" is not a duration. ${USAGE}`, visibility: 'ephemeral' };
+    if (ms === null) return { text: `/maas silence: "${span.slice(0, 20)}" is not a duration. ${USAGE}`, visibility: 'ephemeral', usage: true };
     if (ms > MAX_SILENCE_MS) return { text: `/maas silence: at most ${formatDuration(MAX_SILENCE_MS)}; silence again when it runs out if you still need it.`, visibility: 'ephemeral' };
 
     const at = Date.now();

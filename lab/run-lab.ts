@@ -30,7 +30,8 @@ interface LabSession {
 }
 
 function lastSeq(emulator: SlackEmulator): number {
-  const seqs = [...emulator.messages.map((m) => m.seq), ...emulator.invocations.map((i) => i.seq)];
+  // Edits too: an edit printed with one step is not printed again with the next.
+  const seqs = [...emulator.messages.flatMap((m) => [m.seq, ...m.updates.map((u) => u.seq)]), ...emulator.invocations.map((i) => i.seq)];
   return seqs.length ? Math.max(...seqs) : 0;
 }
 
@@ -65,7 +66,10 @@ async function runCommandStep(s: LabSession, step: LabCommandStep): Promise<void
     await settle(() => alertActivity(s.emulator), 1_600);
   }
   if (step.expect === 'report') {
-    await s.emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).some((m) => m.seq > startSeq && m.via === 'chat.postMessage'), {
+    // The result replaces the command's "running" answer (or, where it cannot, is a new post).
+    const resultShown = (e: SlackEmulator) =>
+      e.answersTo(sent.responseUrl).some((m) => m.updates.some((u) => u.via === 'response_url')) || e.channelMessages(LAB_CHANNELS.ops).some((m) => m.seq > startSeq && m.via === 'chat.postMessage');
+    await s.emulator.waitFor(resultShown, {
       timeoutMs: STEP_TIMEOUT_MS,
       description: `the result of /maas ${step.text}`,
     });

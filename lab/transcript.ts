@@ -67,9 +67,13 @@ function messageLines(m: EmulatedMessage, names: TranscriptNames, fromSeq: numbe
   return [`${prefix}${who}${channelLabel(m.channel, names)}:`, ...bodyLines(original, names).map((l) => `${pad}${l}`), ...files];
 }
 
-/** An edit is shown by what changed for a reader: its headline and its closing lines. */
+/**
+ * An edit is shown by what changed for a reader: its headline and its closing lines. A command's
+ * answer replaced by its result (through the response_url) reads in full: it is the result.
+ */
 function updateLines(m: EmulatedMessage, update: EmulatedMessage['updates'][number], names: TranscriptNames): string[] {
   const body = bodyLines(update, names);
+  if (update.via === 'response_url') return [`${names.bot} replaced its answer with the result${channelLabel(m.channel, names)}:`, ...body.map((l) => `  ${l}`)];
   const shown = body.length > 5 ? [...body.slice(0, 2), '…', ...body.slice(-3)] : body;
   return [`${names.bot} edited its message${channelLabel(m.channel, names)}:`, ...shown.map((l) => `  ${l}`)];
 }
@@ -86,7 +90,7 @@ export function renderTranscript(records: { invocations: Invocation[]; messages:
     ...records.invocations.filter((i) => i.seq >= fromSeq).map((i) => ({ seq: i.seq, lines: ['', invocationLine(i, names)] })),
     ...records.messages.filter((m) => m.seq >= fromSeq && !m.deleted).map((m) => ({ seq: m.seq, lines: messageLines(m, names, fromSeq) })),
     ...records.messages.flatMap((m) =>
-      m.updates.filter((u) => u.seq >= fromSeq && u.via === 'chat.update').map((u) => ({ seq: u.seq, lines: updateLines(m, u, names) })),
+      m.updates.filter((u) => u.seq >= fromSeq).map((u) => ({ seq: u.seq, lines: updateLines(m, u, names) })),
     ),
   ];
   return items

@@ -1,3 +1,4 @@
+import type { KnownBlock } from '@slack/types';
 import type { Config } from './config.ts';
 import type { JobData } from './job-types.ts';
 import type { AlertStore } from './alerts/alert-store.ts';
@@ -10,9 +11,16 @@ export interface CommandReply {
   /** Plain text, also the fallback text of the blocks. */
   text: string;
   /** Block Kit blocks, built by src/slack/render.ts helpers. */
-  blocks?: unknown[];
+  blocks?: KnownBlock[];
   /** `ephemeral` answers only the requester; `in_channel` is visible to all. */
   visibility: 'ephemeral' | 'in_channel';
+  /** The answer is a usage line: the command was not understood as typed. */
+  usage?: boolean;
+  /**
+   * The result of the work this answer announces will replace this message (through the
+   * command's response_url) instead of following it as a second post.
+   */
+  replacedByResult?: boolean;
 }
 
 export interface CommandContext {

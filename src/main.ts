@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { commandRouter } from '../commands/dispatch.ts';
 import { commandList } from '../commands/index.ts';
 import { workerJobs } from '../jobs/index.ts';
 import type { JobData } from './job-types.ts';
@@ -16,11 +17,13 @@ import { startJobWorkers } from './queue/job-workers.ts';
 import { DEFAULT_PREFIX } from './queue/queue-names.ts';
 import { createRedis, isSentinel, pingRedis } from './queue/redis-connection.ts';
 import { describeRedis, redisSecrets, redisSettingsFrom } from './queue/redis-settings.ts';
-import { createRedactor, type Redactor } from './redact.ts';
+import { configNames, createRedactor, type Redactor } from './redact.ts';
 import { createSlackApp, type SlackApp } from './slack/app.ts';
 import { alertActionHandlers } from './slack/alert-actions.ts';
 import { approvalHandlers } from './slack/approvals.ts';
-import { createPacedSender } from './slack/paced-sender.ts';
+import { metricsOutcome } from './slack/command-result.ts';
+import { commandName } from './slack/invocation.ts';
+import { createSlackGateway, type SlackGateway } from './slack/gateway.ts';
 import { createPlanStore, type PlanStore } from './repair/plan-store.ts';
 import { AlertStore } from './alerts/alert-store.ts';
 import { startAlerting } from './alerts/start-alerting.ts';
@@ -68,6 +71,8 @@ interface Wiring {
   metrics: Metrics;
   audit: AuditLog;
   plans: PlanStore;
+  /** The process's one way to Slack (its only WebClient), when a bot token is set. */
+  slack: SlackGateway | undefined;
   closers: (() => Promise<void>)[];
 }
 
@@ -96,9 +101,7 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
 
 async function startWorkers(w: Wiring): Promise<void> {
   const adapters = await buildAdapters(w);
-  const token = w.env.botToken;
-  const onFallback = (reason: string) => w.metrics.recordSlackFallback(reason);
-  const notifier = token ? createSlackNotifier({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback, metrics: w.metrics }) : undefined;
+  const notifier = w.slack ? createSlackNotifier({ gateway: w.slack, log: w.log }) : undefined;
   if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
   const workers = startJobWorkers({
     connection: w.redis,
@@ -110,7 +113,7 @@ async function startWorkers(w: Wiring): Promise<void> {
     onJobDone: (name, outcome, seconds) => w.metrics.observeJob(name, outcome, seconds),
   });
   w.closers.push(() => workers.close());
-  const sender = token ? createPacedSender({ token, ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}), redact: w.redact, log: w.log, onFallback, metrics: w.metrics }) : undefined;
+  const sender = w.slack;
   // Not awaited: syncing the schedulers waits for Redis, and a process started while Redis is down must still come up (and say so on /readyz).
   const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics }).catch((err: unknown) => {
     w.log.error({ err: describeError(err) }, 'drift alerting could not start');
@@ -118,7 +121,6 @@ async function startWorkers(w: Wiring): Promise<void> {
   });
   w.closers.push(async () => {
     await (await alerting)?.close();
-    await sender?.close();
   });
 }
 
@@ -140,12 +142,14 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     port: w.env.port,
     host: w.host,
     ...(w.env.slackApiUrl ? { slackApiUrl: w.env.slackApiUrl } : {}),
+    commands: commandRouter,
     enqueue,
     submit: (name, data) => w.queues.submit(name, data),
     log: w.log,
+    ...(w.slack ? { gateway: w.slack } : {}),
     redact: w.redact,
     customRoutes: probesPort === undefined ? routesFor(w, () => connected) : [],
-    onCommand: (subcommand, outcome) => w.metrics.recordCommand(subcommand, outcome),
+    onCommand: (invocation, result) => w.metrics.recordCommand(commandName(invocation), metricsOutcome(result)),
     onSlackFallback: (reason) => w.metrics.recordSlackFallback(reason),
     metrics: w.metrics,
     audit: w.audit,
@@ -155,9 +159,9 @@ async function startBot(w: Wiring): Promise<number | undefined> {
       if (w.producer.status !== 'ready') throw new Error('Redis is not connected');
       return (await withTimeout(w.producer.set(`${w.prefix}:slack-seen:${signature}`, '1', 'EX', ttlSec, 'NX'), 2_000)) === 'OK';
     },
-    registerExtras: (app) => {
-      approvalHandlers({ config, plans: w.plans, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics })(app);
-      alertActionHandlers({ config, enqueue, log: w.log, redact: w.redact, audit: w.audit, alerts })(app);
+    registerExtras: (app, slack) => {
+      approvalHandlers({ config, plans: w.plans, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), log: w.log, audit: w.audit, metrics: w.metrics })(app, slack);
+      alertActionHandlers({ config, commands: commandRouter, enqueue, log: w.log, audit: w.audit, alerts })(app, slack);
     },
   });
   await slack.start();
@@ -197,7 +201,7 @@ function watchRedis(redis: Redis, log: Logger, where: string): void {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const env = readRuntimeEnv(options.env);
   const { settings: redisSettings, warnings: redisWarnings } = redisSettingsFrom(options.env, options.loaded.config.redis);
-  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(redisSettings)]);
+  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(redisSettings)], { names: configNames(options.loaded.config) });
   const log = options.log ?? createLogger({ redact, level: env.logLevel });
   for (const warning of [...options.loaded.warnings, ...redisWarnings]) log.warn(warning);
   const redis = createRedis(redisSettings, 'worker');
@@ -210,9 +214,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   metrics.setQueueDepthSupplier(bullmqDepthSupplier(() => [...workerJobs.keys()].map((name) => queues.queue(name))));
   const audit = createAuditLog({ redis, key: auditKey(options.loaded.config, prefix), maxEntries: options.loaded.config.audit?.maxEntries, log, redact });
   const plans = createPlanStore(redis, { prefix });
-  const w: Wiring = { options, env, host: options.host ?? env.host, redact, log, prefix, redis, producer, queues, metrics, audit, plans, closers: [] };
+  const slack = env.botToken
+    ? createSlackGateway({
+        token: env.botToken,
+        ...(env.slackApiUrl ? { slackApiUrl: env.slackApiUrl } : {}),
+        redact,
+        log,
+        metrics,
+        onFallback: (reason) => metrics.recordSlackFallback(reason),
+      })
+    : undefined;
+  const w: Wiring = { options, env, host: options.host ?? env.host, redact, log, prefix, redis, producer, queues, metrics, audit, plans, slack, closers: [] };
   const close = async () => {
     for (const c of w.closers) await c().catch((err: unknown) => log.warn({ err: describeError(err) }, 'close failed'));
+    await slack?.close().catch(() => undefined);
     await queues.close().catch(() => undefined);
     producer.disconnect();
     redis.disconnect();

@@ -7,6 +7,10 @@ export interface ReplyTarget {
   user?: string;
   threadTs?: string;
   responseUrl?: string;
+  /** The command's "running" answer was posted through `responseUrl`: the result replaces it. */
+  replaceRunning?: boolean;
+  /** When the command was answered (ms): a response_url lasts 30 minutes. */
+  askedAt?: number;
   /** The result shows elsewhere (a plan message edited in place): only an error is posted here. */
   errorsOnly?: boolean;
 }

@@ -1,5 +1,10 @@
 import type { Secret } from './secret.ts';
 
+/** The names a config gives its MAAS regions, sites and clusters. */
+export function configNames(config: { maas?: object; sites?: object; clusters?: object }): string[] {
+  return [config.maas, config.sites, config.clusters].flatMap((group) => (group ? Object.keys(group) : []));
+}
+
 export type Redactor = (text: string) => string;
 
 const MASK = '[redacted]';
@@ -79,31 +84,85 @@ export function secretFragments(secret: Secret): string[] {
 
 /**
  * A known secret also travels escaped: inside JSON (a log line, job data), percent-encoded
- * (an OAuth header, a URL) or base64-encoded (a kubeconfig's *-data fields, a Basic header).
+ * (an OAuth header, a URL), base64-encoded (a kubeconfig's *-data fields, a Basic header) or
+ * escaped for Slack's mrkdwn (`&amp;`, `&lt;`, `&gt;`).
  */
 function encodings(secret: string): string[] {
-  const out = [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)];
+  const mrkdwn = secret.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const out = [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret), mrkdwn];
   if (secret.length >= 12) out.push(Buffer.from(secret).toString('base64').replace(/=+$/, ''));
   return out;
 }
 
+export interface RedactorOptions {
+  /**
+   * The config's own names (sites, clusters, MAAS regions). A name that reads like a credential
+   * key (`prod-badtoken`) is a name: `prod-badtoken: could not check` keeps its words.
+   */
+  names?: Iterable<string>;
+}
+
+const CREDENTIAL_WORD = new RegExp(SECRET_KEY, 'i');
+/** Marks a configured name while the shapes run; a private-use character, shown escaped if it arrives in text. */
+const NAME_MARK = '\uE001';
+
 /**
- * One pass for every outgoing text: the config's secret values (and their escaped forms),
- * then anything shaped like a credential; deceptive characters are shown as `\\u{…}` escapes.
+ * One pass for every outgoing text: the config's secret values (and their escaped forms, and
+ * their heads where a clip cut them short before an ellipsis), then anything shaped like a
+ * credential; deceptive characters are shown as `\\u{…}` escapes.
  */
-export function createRedactor(secrets: Iterable<string>): Redactor {
+export function createRedactor(secrets: Iterable<string>, options: RedactorOptions = {}): Redactor {
   const known = [...new Set([...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH).flatMap(encodings))]
     .filter((s) => s.length >= MIN_SECRET_LENGTH)
     .sort((a, b) => b.length - a.length);
   const knownPattern = known.length ? new RegExp(known.map(escapeRegExp).join('|'), 'g') : null;
+  const names = [...new Set(options.names ?? [])].filter((n) => CREDENTIAL_WORD.test(n)).sort((a, b) => b.length - a.length);
+  const namePattern = names.length ? new RegExp(`(?<![A-Za-z0-9_.-])(?:${names.map(escapeRegExp).join('|')})(?![A-Za-z0-9_.-])`, 'g') : null;
   return (text: string) => {
     let out = knownPattern ? text.replace(knownPattern, MASK) : text;
+    out = redactCutSecrets(out, known);
+    const held: string[] = [];
+    if (namePattern) {
+      out = out.replaceAll(NAME_MARK, showEscaped(NAME_MARK)).replace(namePattern, (name) => `${NAME_MARK}${held.push(name) - 1}${NAME_MARK}`);
+    }
     for (const shape of SECRET_SHAPES) {
       const replace = shape.replace;
       out = replace ? out.replace(shape.pattern, (m, ...g: unknown[]) => replace(m, ...(g as string[]))) : out.replace(shape.pattern, MASK);
     }
+    if (held.length) out = out.replace(/\uE001(\d+)\uE001/g, (_m, i: string) => held[Number(i)] ?? '');
     return out.replace(DECEPTIVE, showEscaped);
   };
+}
+
+const ELLIPSIS = '…';
+
+/** A known secret clipped short for a message (`abcd1234…`) is still the head of a secret. */
+function redactCutSecrets(text: string, known: readonly string[]): string {
+  if (!known.length || !text.includes(ELLIPSIS)) return text;
+  let out = text;
+  for (let at = out.indexOf(ELLIPSIS); at !== -1; at = out.indexOf(ELLIPSIS, at + 1)) {
+    const head = longestSecretHead(out, at, known);
+    if (head) {
+      out = `${out.slice(0, at - head)}${MASK}${out.slice(at)}`;
+      at = at - head + MASK.length;
+    }
+  }
+  return out;
+}
+
+/** How many characters before `end` are the start of a known secret (0 when fewer than MIN_SECRET_LENGTH). */
+function longestSecretHead(text: string, end: number, known: readonly string[]): number {
+  let best = 0;
+  for (const secret of known) {
+    const anchor = secret.slice(0, MIN_SECRET_LENGTH);
+    const from = Math.max(0, end - secret.length);
+    for (let start = text.lastIndexOf(anchor, end - MIN_SECRET_LENGTH); start >= from; start = text.lastIndexOf(anchor, start - 1)) {
+      const length = end - start;
+      if (length > best && secret.startsWith(text.slice(start, end))) best = length;
+      if (start === 0) break;
+    }
+  }
+  return best;
 }
 
 /** Redacts every string inside a JSON-like value. */

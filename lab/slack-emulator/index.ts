@@ -119,6 +119,8 @@ export interface SlackEmulator {
   answersTo(responseUrl: string): EmulatedMessage[];
   /** A response_url as Slack hands out with a command, for tests without an app. */
   responseUrlFor(channel: string, user: string): string;
+  /** Makes a response_url as old as `ageMs` (past 30 minutes it answers `expired_url`). */
+  ageResponseUrl(responseUrl: string, ageMs: number): void;
   sendSlashCommand(options: SlashCommandOptions): Promise<SentRequest>;
   clickButton(options: ButtonClickOptions): Promise<SentRequest>;
   /** Posts a raw body with the given signature headers, e.g. to replay a captured request. */
@@ -133,12 +135,21 @@ export interface SlackEmulator {
 interface ResponseUrlEntry {
   channel: string;
   user: string;
+  /**
+   * The message `replace_original` replaces: the clicked message for a button; for a slash
+   * command, the first answer posted through the URL (or in the ack body).
+   */
   messageTs?: string;
   uses: number;
+  issuedAt: number;
 }
 
-/** Slack accepts at most five posts to one response_url (https://docs.slack.dev/interactivity/handling-user-interaction). */
+/**
+ * Slack accepts at most five posts to one response_url, within 30 minutes of the command or click
+ * (https://docs.slack.dev/interactivity/handling-user-interaction).
+ */
 const RESPONSE_URL_USES = 5;
+const RESPONSE_URL_TTL_MS = 30 * 60_000;
 
 export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Promise<SlackEmulator> {
   const emulator = new Emulator(options);
@@ -415,7 +426,7 @@ class Emulator implements SlackEmulator {
   #postAckPayload(payload: Record<string, unknown>, invocation: Invocation): void {
     if (invocation.kind !== 'slash_command' || contentProblem(payload)) return;
     const inChannel = payload.response_type === 'in_channel';
-    addMessage(this.#state, {
+    const posted = addMessage(this.#state, {
       channel: invocation.channel,
       text: typeof payload.text === 'string' ? payload.text : '',
       blocks: blocksOf(payload.blocks),
@@ -425,15 +436,22 @@ class Emulator implements SlackEmulator {
       via: 'ack',
       responseUrl: invocation.responseUrl,
     });
+    const entry = this.#responseUrls.get(invocation.responseUrl.slice(`${this.url}/response/`.length));
+    if (entry) entry.messageTs ??= posted.ts;
   }
 
   responseUrlFor(channel: string, user: string): string {
     return this.#issueResponseUrl({ channel, user });
   }
 
-  #issueResponseUrl(entry: Omit<ResponseUrlEntry, 'uses'>): string {
+  ageResponseUrl(responseUrl: string, ageMs: number): void {
+    const entry = this.#responseUrls.get(responseUrl.slice(`${this.url}/response/`.length));
+    if (entry) entry.issuedAt = Date.now() - ageMs;
+  }
+
+  #issueResponseUrl(entry: Omit<ResponseUrlEntry, 'uses' | 'issuedAt'>): string {
     const id = randomBytes(12).toString('hex');
-    this.#responseUrls.set(id, { ...entry, uses: 0 });
+    this.#responseUrls.set(id, { ...entry, uses: 0, issuedAt: Date.now() });
     return `${this.url}/response/${id}`;
   }
 
@@ -512,7 +530,7 @@ class Emulator implements SlackEmulator {
 
   #responseUrl(id: string, raw: string, res: ServerResponse): void {
     const entry = this.#responseUrls.get(id);
-    if (!entry) return sendJson(res, 404, { ok: false, error: 'expired_url' });
+    if (!entry || Date.now() - entry.issuedAt > RESPONSE_URL_TTL_MS) return sendJson(res, 404, { ok: false, error: 'expired_url' });
     if (entry.uses >= RESPONSE_URL_USES) return sendJson(res, 404, { ok: false, error: 'used_url' });
     let payload: Record<string, unknown>;
     try {
@@ -532,7 +550,7 @@ class Emulator implements SlackEmulator {
       applyUpdate(this.#state, original, { text: typeof payload.text === 'string' ? payload.text : '', blocks: blocksOf(payload.blocks), via: 'response_url' });
     } else {
       const inChannel = payload.response_type === 'in_channel';
-      addMessage(this.#state, {
+      const posted = addMessage(this.#state, {
         channel: entry.channel,
         text: typeof payload.text === 'string' ? payload.text : '',
         blocks: blocksOf(payload.blocks),
@@ -542,6 +560,7 @@ class Emulator implements SlackEmulator {
         via: 'response_url',
         responseUrl: `${this.url}/response/${id}`,
       });
+      entry.messageTs ??= posted.ts;
     }
     const failure = this.#failures.find((f) => f.remaining > 0 && f.afterStoring && f.method === 'response_url');
     if (failure) {

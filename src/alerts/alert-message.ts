@@ -1,3 +1,4 @@
+import type { ActionsBlock, Button, ContextBlock, HeaderBlock, KnownBlock, SectionBlock } from '@slack/types';
 import { SLACK_MESSAGE_LIMITS } from '../slack/message-limits.ts';
 import { formatDuration } from '../duration.ts';
 import type { Report, ReportKind, Status } from '../report.ts';
@@ -9,7 +10,7 @@ import type { AlertEvent, MemberChange } from './transition.ts';
 export interface AlertMessage {
   /** Fallback text: starts with the verdict. */
   text: string;
-  blocks?: unknown[];
+  blocks?: KnownBlock[];
 }
 
 export const ALERT_ACTIONS = { planFix: 'alert_plan_fix', recheck: 'alert_recheck', silence: 'alert_silence' } as const;
@@ -106,11 +107,11 @@ function reopenedNote(record: AlertRecord): string {
   return record.reopened ? ` · re-opened ${record.reopened}×` : '';
 }
 
-function actionsBlock(record: AlertRecord): unknown {
+function actionsBlock(record: AlertRecord): ActionsBlock {
   const value = JSON.stringify({ check: record.check, target: record.target });
-  const recheck = { type: 'button', action_id: ALERT_ACTIONS.recheck, text: { type: 'plain_text', text: 'Re-check now' }, value };
-  const planFix = { type: 'button', action_id: ALERT_ACTIONS.planFix, text: { type: 'plain_text', text: 'Plan fix' }, value, style: 'primary' };
-  const silence = { type: 'button', action_id: ALERT_ACTIONS.silence, text: { type: 'plain_text', text: 'Silence 1h' }, value };
+  const recheck: Button = { type: 'button', action_id: ALERT_ACTIONS.recheck, text: { type: 'plain_text', text: 'Re-check now' }, value };
+  const planFix: Button = { type: 'button', action_id: ALERT_ACTIONS.planFix, text: { type: 'plain_text', text: 'Plan fix' }, value, style: 'primary' };
+  const silence: Button = { type: 'button', action_id: ALERT_ACTIONS.silence, text: { type: 'plain_text', text: 'Silence 1h' }, value };
   // Nothing to fix when the target could not be looked at, nor when all it found are warnings; checking again is the next step.
   const fixable = record.kind === 'drift' && (record.status === 'critical' || record.status === 'error');
   return { type: 'actions', block_id: `alert_actions`, elements: fixable ? [planFix, recheck, silence] : [recheck, silence] };
@@ -123,14 +124,14 @@ function ordinal(n: number): string {
   return `${n}${tail}`;
 }
 
-function headerBlock(text: string): unknown {
+function headerBlock(text: string): HeaderBlock {
   return { type: 'header', text: { type: 'plain_text', text: clipText(text, 150), emoji: true } };
 }
 
-function section(text: string): unknown {
+function section(text: string): SectionBlock {
   return { type: 'section', text: { type: 'mrkdwn', text: clipText(text, 3000) } };
 }
 
-function contextBlock(text: string): unknown {
+function contextBlock(text: string): ContextBlock {
   return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_MESSAGE_LIMITS.contextElementText) }] };
 }

@@ -1,7 +1,7 @@
 import type { AlertMessage } from './alert-message.ts';
 
 /**
- * How alerts reach people. src/slack/paced-sender.ts is the Slack one; it paces per channel and
+ * How alerts reach people. src/slack/gateway.ts is the Slack one; it paces per channel and
  * redacts. A failed call throws an Error whose `slackError` names Slack's code when Slack answered.
  */
 export interface AlertSender {

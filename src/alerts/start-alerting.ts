@@ -21,7 +21,7 @@ export interface AlertingOptions {
   prefix?: string;
   config: Config;
   adapters: Adapters;
-  /** createPacedSender(...) in production; without one (no bot token) alerts are tracked but not posted. */
+  /** The Slack gateway (src/slack/gateway.ts) in production; without one (no bot token) alerts are tracked but not posted. */
   sender?: AlertSender;
   log: Logger;
   redact: Redactor;

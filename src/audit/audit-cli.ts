@@ -5,7 +5,7 @@ import { createLogger } from '../log.ts';
 import { DEFAULT_PREFIX } from '../queue/queue-names.ts';
 import { createRedis, pingRedis } from '../queue/redis-connection.ts';
 import { describeRedis, redisSecrets, redisSettingsFrom } from '../queue/redis-settings.ts';
-import { createRedactor } from '../redact.ts';
+import { configNames, createRedactor } from '../redact.ts';
 import { knownTargets } from '../targets.ts';
 import { auditTextForTerminal } from './audit-text.ts';
 import { auditKey, createAuditLog } from './audit-log.ts';
@@ -47,7 +47,7 @@ export async function runAuditCli(options: AuditCliOptions): Promise<number> {
   }
   const env = readRuntimeEnv(options.env);
   const { settings } = redisSettingsFrom(options.env, config.redis);
-  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(settings)]);
+  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(settings)], { names: configNames(options.loaded.config) });
   const redis = createRedis(settings, 'producer');
   redis.on('error', () => undefined);
   try {

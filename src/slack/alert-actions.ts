@@ -1,7 +1,8 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
-import { dispatchCommand } from '../../commands/dispatch.ts';
-import { findCommand } from '../../commands/index.ts';
-import type { CommandContext, CommandReply } from '../command-types.ts';
+import { auditCommand } from '../audit/command-audit.ts';
+import type { CommandReply, CommandRouter } from './command-contract.ts';
+import { runInvocation, type CommandEdge } from './command-edge.ts';
+import { parseInvocation } from './invocation.ts';
 import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
 import type { AlertStore } from '../alerts/alert-store.ts';
 import { isScanCheck, SCAN_CHECKS } from '../alerts/scan-checks.ts';
@@ -9,16 +10,16 @@ import type { AuditRecorder } from '../audit/audit-log.ts';
 import type { Config, SlackPolicy } from '../config.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { Redactor } from '../redact.ts';
-import { commandRefusal, subcommandFor } from './command-policy.ts';
 import { deliverReply } from './deliver-reply.ts';
+import type { SlackGateway } from './gateway.ts';
 import type { Enqueue } from './guarded-enqueue.ts';
 
 export interface AlertActionOptions {
   config: Config;
+  /** The subcommands a button stands for (commands/dispatch.ts commandRouter). */
+  commands: CommandRouter;
   enqueue: Enqueue;
   log: Logger;
-  redact: Redactor;
   audit?: AuditRecorder;
   alerts?: AlertStore;
 }
@@ -52,10 +53,17 @@ function policyForAlertClicks(policy: SlackPolicy): SlackPolicy {
   return { ...policy, commandChannels: [...policy.commandChannels, policy.alertChannel] };
 }
 
-export function alertActionHandlers(options: AlertActionOptions): (app: App) => void {
-  return (app) => {
+export function alertActionHandlers(options: AlertActionOptions): (app: App, slack: SlackGateway) => void {
+  const edge: CommandEdge = {
+    config: options.config,
+    router: options.commands,
+    enqueue: options.enqueue,
+    alerts: options.alerts,
+    log: options.log,
+  };
+  return (app, slack) => {
     for (const actionId of Object.values(ALERT_ACTIONS)) {
-      app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, client, respond }) => {
+      app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action }) => {
         await ack();
         const user = body.user.id;
         const channel = body.channel?.id ?? '';
@@ -64,26 +72,15 @@ export function alertActionHandlers(options: AlertActionOptions): (app: App) => 
         if (!text) {
           reply = { text: 'That button names no configured check or target; nothing was done.', visibility: 'ephemeral' };
         } else {
-          const refusal = commandRefusal(policyForAlertClicks(options.config.slack), user, channel, subcommandFor(text, findCommand));
-          reply = refusal ? { text: refusal, visibility: 'ephemeral' } : await runCommand(options, { user, channel, responseUrl: body.response_url }, text);
-          await options.audit?.record({ kind: refusal ? 'refusal' : 'command', actor: user, channel, action: `button ${text}`, outcome: refusal ? 'refused' : 'accepted' });
+          const invocation = parseInvocation({ text, user, channel, team: body.team?.id, responseUrl: body.response_url, source: 'button' });
+          const result = await runInvocation(edge, invocation, policyForAlertClicks(options.config.slack));
+          reply = result.reply;
+          await auditCommand(options.audit, invocation, result);
         }
-        await deliverReply(reply, { respond, client, channel, user }, options.redact, options.log).catch((err: unknown) =>
+        await deliverReply(reply, { channel, user, responseUrl: body.response_url }, slack, options.log).catch((err: unknown) =>
           options.log.warn({ err: describeError(err) }, 'could not answer an alert button'),
         );
       });
     }
   };
-}
-
-async function runCommand(options: AlertActionOptions, who: { user: string; channel: string; responseUrl: string | undefined }, text: string): Promise<CommandReply> {
-  const ctx: CommandContext = {
-    config: options.config,
-    user: who.user,
-    channel: who.channel,
-    ...(who.responseUrl ? { responseUrl: who.responseUrl } : {}),
-    enqueue: options.enqueue,
-    ...(options.alerts ? { alerts: options.alerts } : {}),
-  };
-  return dispatchCommand(ctx, text);
 }

@@ -1,23 +1,20 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, SocketModeReceiver, type CustomRoute, type Receiver, type RespondFn, type SlashCommand } from '@slack/bolt';
-import { WebClientEvent, type WebClient } from '@slack/web-api';
-import { dispatchCommand } from '../../commands/dispatch.ts';
-import { findCommand } from '../../commands/index.ts';
+import { App, HTTPReceiver, SocketModeReceiver, type Context, type CustomRoute, type Middleware, type Receiver, type SlackCommandMiddlewareArgs } from '@slack/bolt';
 import type { AuditLog } from '../audit/audit-log.ts';
-import type { CommandOutcome } from '../metrics.ts';
 import type { AlertStore } from '../alerts/alert-store.ts';
-import { auditCommand, recordingEnqueue } from '../audit/command-audit.ts';
-import type { CommandContext, CommandReply } from '../command-types.ts';
+import { auditCommand } from '../audit/command-audit.ts';
+import type { CommandRouter } from './command-contract.ts';
+import { runInvocation, type CommandEdge } from './command-edge.ts';
+import type { CommandResult } from './command-result.ts';
+import { commandName, parseInvocation, type Invocation } from './invocation.ts';
 import type { Config } from '../config.ts';
 import { ChatopsError, describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Redactor } from '../redact.ts';
 import { boltLogger } from './bolt-logger.ts';
-import { commandRefusal, subcommandFor } from './command-policy.ts';
 import { deliverReply } from './deliver-reply.ts';
-import type { SlackMetrics } from './notifier.ts';
-import { noBlindRetries } from './post-once.ts';
+import { createSlackGateway, type SlackGateway, type SlackMetrics } from './gateway.ts';
 import { afterAckQueue } from './after-ack.ts';
 import type { Submitted } from '../queue/dedup.ts';
 import type { JobData } from '../job-types.ts';
@@ -41,23 +38,28 @@ export interface SlackAppOptions {
   host?: string;
   /** Web API base URL ending in `/` (SLACK_API_URL); default Slack's. */
   slackApiUrl?: string;
+  /** The subcommands (commands/dispatch.ts commandRouter), handed in by the composition root. */
+  commands: CommandRouter;
   enqueue: Enqueue;
   /** Queues a check and says whether it joined an identical one already queued or running. */
   submit?: (jobName: string, data: JobData) => Promise<Submitted>;
   log: Logger;
-  redact: Redactor;
+  /** The process's Slack gateway; without one the app makes its own from the token, the redactor and the metrics. */
+  gateway?: SlackGateway;
+  /** The one redaction pass of a gateway made here. */
+  redact?: Redactor;
   /** Extra HTTP routes (/healthz, /readyz, /metrics), served in both modes. */
   customRoutes?: CustomRoute[];
-  /** Registers more listeners (app.action(...) for approvals) before the app starts. */
-  registerExtras?: (app: App) => void;
+  /** Registers more listeners (app.action(...) for approvals) before the app starts; they speak through the gateway. */
+  registerExtras?: (app: App, slack: SlackGateway) => void;
   /** The slash command; default `/maas`. */
   command?: string;
   /** How long a command waits for the queue before telling the user; default 10 s. */
   enqueueTimeoutMs?: number;
   /** Commands answered at once after their ack (see after-ack.ts); default 8. */
   afterAckConcurrency?: number;
-  /** Called once per /maas with its subcommand and outcome (the metrics). */
-  onCommand?: (subcommand: string, outcome: CommandOutcome) => void;
+  /** Called once per /maas with what became of it (the metrics). */
+  onCommand?: (invocation: Invocation, result: CommandResult) => void;
   /** Every command and refusal is recorded here; /maas audit reads it. */
   audit?: AuditLog;
   /** Alert state for /maas alerts and /maas silence. */
@@ -72,6 +74,8 @@ export interface SlackAppOptions {
 
 export interface SlackApp {
   app: App;
+  /** Every message the app sends goes through it. */
+  gateway: SlackGateway;
   /** The HTTP port actually listened on, once started (undefined in Socket Mode without custom routes). */
   readonly port: number | undefined;
   start(): Promise<void>;
@@ -86,31 +90,38 @@ const SLACK_API_URL = 'https://slack.com/api/';
 export async function createSlackApp(options: SlackAppOptions): Promise<SlackApp> {
   const log = options.log.child({ component: 'slack' });
   const logger = boltLogger(options.log);
-  const clientOptions = {
-    slackApiUrl: options.slackApiUrl ?? SLACK_API_URL,
-    // A listener must not hang for half an hour on Slack's default retry policy; a post is never repeated blindly (post-once.ts).
-    retryConfig: noBlindRetries({ retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 }),
-    timeout: 15_000,
-  };
+  const slack =
+    options.gateway ??
+    createSlackGateway({
+      token: options.botToken,
+      ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}),
+      redact: options.redact ?? ((text) => text),
+      log: options.log,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.onSlackFallback ? { onFallback: options.onSlackFallback } : {}),
+    });
+  const clientOptions = { ...slack.clientOptions, slackApiUrl: options.slackApiUrl ?? SLACK_API_URL };
   const receiver = buildReceiver(options, logger, clientOptions);
-  const app = new App({ token: options.botToken, receiver, logger, clientOptions, deferInitialization: true });
-  app.client.on(WebClientEvent.RATE_LIMITED, (_retryAfterSec: number, request?: { url?: string }) => options.metrics?.recordSlackRateLimited(request?.url ?? 'other'));
+  const bot: { botId?: string; botUserId?: string } = {};
+  // Bolt is given the token through `authorize`, not `token`: it then makes no Web API call of its own (auth.test goes through the gateway at start).
+  const app = new App({ receiver, logger, clientOptions, authorize: async () => ({ botToken: options.botToken, ...bot }), deferInitialization: true });
 
-  registerCommand(app, options, log);
+  registerCommand(app, options, slack, log);
   app.error(async (error) => {
     log.error({ err: describeError(error), code: (error as { code?: string }).code }, 'Slack listener failed');
   });
-  options.registerExtras?.(app);
+  options.registerExtras?.(app, slack);
 
   let port: number | undefined;
   let routesServer: Server | undefined;
   return {
     app,
+    gateway: slack,
     get port() {
       return port;
     },
     async start() {
-      await initialize(app);
+      Object.assign(bot, await initialize(app, slack));
       const listenPort = options.port ?? DEFAULT_PORT;
       if (options.mode === 'http') {
         const server = (await app.start({ port: listenPort, ...(options.host ? { host: options.host } : {}) })) as Server;
@@ -172,9 +183,11 @@ function buildReceiver(options: SlackAppOptions, logger: ReturnType<typeof boltL
 }
 
 /** auth.test at start: a wrong token or an unreachable Slack stops the bot with a clear message. */
-async function initialize(app: App): Promise<void> {
+async function initialize(app: App, slack: SlackGateway): Promise<{ botId?: string; botUserId?: string }> {
   try {
+    const who = await slack.client.auth.test();
     await app.init();
+    return { ...(who.bot_id ? { botId: who.bot_id } : {}), ...(who.user_id ? { botUserId: who.user_id } : {}) };
   } catch (err) {
     const code = slackCode(err);
     throw new ChatopsError('CONFIG_INVALID', `Slack refused the bot token${code ? ` (${code})` : `: ${describeError(err)}`}`, {
@@ -184,84 +197,64 @@ async function initialize(app: App): Promise<void> {
   }
 }
 
-function registerCommand(app: App, options: SlackAppOptions, log: Logger): void {
-  const enqueue = guardedEnqueue(options.enqueue, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log });
-  const submit = options.submit ? guardedEnqueue(options.submit, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log }) : undefined;
+function registerCommand(app: App, options: SlackAppOptions, slack: SlackGateway, log: Logger): void {
+  const edge: CommandEdge = {
+    config: options.config,
+    router: options.commands,
+    enqueue: guardedEnqueue(options.enqueue, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log }),
+    submit: options.submit ? guardedEnqueue(options.submit, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log }) : undefined,
+    audit: options.audit,
+    alerts: options.alerts,
+    log,
+  };
   const afterAck = afterAckQueue(options.afterAckConcurrency ?? DEFAULT_AFTER_ACK_CONCURRENCY);
-  app.command(options.command ?? '/maas', async ({ command, ack, respond, client }) => {
-    // Slack gives 3 seconds; nothing the queue does may delay this.
-    await ack();
+  app.command(options.command ?? '/maas', parseSlashCommand, async ({ context }) => {
     const release = await afterAck.turn();
     try {
-      await answerCommand(command, respond, client);
+      await answerCommand(invocationOf(context));
     } finally {
       release();
     }
   });
 
-  async function answerCommand(command: SlashCommand, respond: RespondFn, client: WebClient): Promise<void> {
-    const where = { user: command.user_id, channel: command.channel_id };
-    const text = command.text ?? '';
-    const queued = recordingEnqueue(enqueue);
-    let reply: CommandReply;
-    let refusal: string | undefined;
-    let failure: unknown;
+  async function answerCommand(invocation: Invocation): Promise<void> {
+    const where = { user: invocation.user, channel: invocation.channel };
+    const result = await runInvocation(edge, invocation);
+    const { reply } = result;
+    log.info({ ...where, command: commandName(invocation), outcome: result.outcome, visibility: reply.visibility }, '/maas answered');
+    options.onCommand?.(invocation, result);
     try {
-      refusal = commandRefusal(options.config.slack, where.user, where.channel, subcommandFor(text, findCommand));
-      if (refusal) {
-        reply = { text: refusal, visibility: 'ephemeral' };
-      } else {
-        const ctx: CommandContext = {
-          config: options.config,
-          ...where,
-          ...(command.response_url ? { responseUrl: command.response_url } : {}),
-          enqueue: queued.enqueue,
-          ...(submit ? { submit: recordingSubmit(submit, queued.jobIds) } : {}),
-          ...(options.audit ? { audit: options.audit } : {}),
-          ...(options.alerts ? { alerts: options.alerts } : {}),
-        };
-        reply = await dispatchCommand(ctx, text);
-      }
+      await deliverReply(reply, { ...where, responseUrl: invocation.responseUrl }, slack, log);
     } catch (err) {
-      failure = err;
-      log.error({ ...where, err: describeError(err) }, '/maas failed');
-      reply = { text: `/maas failed: ${describeError(err)}`, visibility: 'ephemeral' };
-    }
-    log.info({ ...where, command: firstWord(command.text), visibility: reply.visibility }, '/maas answered');
-    options.onCommand?.(firstWord(command.text) || 'help', commandOutcome({ refusal, failure, queued: queued.jobIds.length > 0, known: Boolean(findCommand(firstWord(command.text))) }));
-    try {
-      await deliverReply(reply, { respond, client, ...where }, options.redact, log, options.onSlackFallback);
-    } catch (err) {
-      options.metrics?.recordSlackError(reply.visibility === 'in_channel' ? 'chat.postMessage' : 'chat.postEphemeral', err);
       log.error({ ...where, err: describeError(err), slackError: slackCode(err) }, 'could not post the /maas answer');
     }
-    await auditCommand(options.audit, { ...where, text, reply, jobIds: queued.jobIds, ...(refusal ? { refusal } : {}), ...(failure !== undefined ? { error: failure } : {}) });
+    await auditCommand(options.audit, invocation, result);
   }
 }
 
-/** A shared check still names its job in the audit trail. */
-function recordingSubmit(submit: (jobName: string, data: JobData) => Promise<Submitted>, jobIds: string[]) {
-  return async (jobName: string, data: JobData): Promise<Submitted> => {
-    const submitted = await submit(jobName, data);
-    jobIds.push(submitted.id);
-    return submitted;
-  };
+/**
+ * Bolt middleware: acks at once (Slack gives 3 seconds; nothing the queue does may delay it),
+ * then parses the command once into the invocation every later step reads.
+ */
+const parseSlashCommand: Middleware<SlackCommandMiddlewareArgs> = async ({ command, ack, context, next }) => {
+  await ack();
+  context.invocation = parseInvocation({
+    text: command.text,
+    user: command.user_id,
+    channel: command.channel_id,
+    team: command.team_id,
+    responseUrl: command.response_url,
+    source: 'slash_command',
+  });
+  await next();
+};
+
+function invocationOf(context: Context): Invocation {
+  return context.invocation as Invocation;
 }
 
 /** Slack's error code (invalid_auth, channel_not_found…) when Slack answered. */
 function slackCode(err: unknown): string | undefined {
   const code = (err as { data?: { error?: unknown } } | undefined)?.data?.error;
   return typeof code === 'string' ? code : undefined;
-}
-
-/** What became of a command, for the metrics: refused, failed, queued work, answered at once, or not understood. */
-function commandOutcome(c: { refusal: string | undefined; failure: unknown; queued: boolean; known: boolean }): CommandOutcome {
-  if (c.refusal) return 'denied';
-  if (c.failure !== undefined) return 'error';
-  if (c.queued) return 'accepted';
-  return c.known ? 'answered' : 'usage';
-}
-
-function firstWord(text: string | undefined): string {
-  return (text ?? '').trim().split(/\s+/)[0]?.slice(0, 40) ?? '';
 }

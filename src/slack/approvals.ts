@@ -1,17 +1,15 @@
-import { fitMessage, sendWithFallback } from './message-budget.ts';
-import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
-import type { WebClient } from '@slack/web-api';
+import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import type { AuditRecorder } from '../audit/audit-log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Config } from '../config.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { redactDeep, type Redactor } from '../redact.ts';
 import type { PlanState, PlanStore, StoredPlan } from '../repair/plan-store.ts';
 import { executionJobId, REPAIR_EXECUTE_JOB, type ExecuteJobData, type QueueExecution } from '../repair/execute-job-data.ts';
 import { planView } from '../repair/plan-view.ts';
-import { toSlackText } from './mrkdwn.ts';
-import { APPROVE_ACTION, REJECT_ACTION, renderPlanMessage, utc } from './plan-render.ts';
+import type { SlackGateway } from './gateway.ts';
+import { dateMark, toSlackText, withSlackDates, withUtcDates } from './mrkdwn.ts';
+import { APPROVE_ACTION, REJECT_ACTION, renderPlanMessage } from './plan-render.ts';
 
 export interface ApprovalOptions {
   config: Config;
@@ -19,7 +17,6 @@ export interface ApprovalOptions {
   /** Queues the approved plan's run on the execute queue (JobQueues.enqueue). */
   enqueue: QueueExecution;
   log: Logger;
-  redact: Redactor;
   /** Clock for expiry; tests move it. */
   now?: () => number;
   /** The audit trail: approvals, rejections and refusals are recorded there too. */
@@ -35,8 +32,8 @@ interface Click {
   channel: string;
   messageTs: string | undefined;
   planId: string;
-  client: WebClient;
-  respond: RespondFn;
+  responseUrl: string | undefined;
+  slack: SlackGateway;
 }
 
 /**
@@ -46,21 +43,21 @@ interface Click {
  * runs at most once however many clicks arrive; every refusal is answered to the clicker only
  * and recorded with the plan.
  */
-export function approvalHandlers(options: ApprovalOptions): (app: App) => void {
-  return (app) => {
+export function approvalHandlers(options: ApprovalOptions): (app: App, slack: SlackGateway) => void {
+  return (app, slack) => {
     for (const [actionId, decision] of [
       [APPROVE_ACTION, 'approve'],
       [REJECT_ACTION, 'reject'],
     ] as const) {
-      app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, client, respond }) => {
+      app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action }) => {
         await ack();
         const click: Click = {
           user: body.user.id,
           channel: body.channel?.id ?? '',
           messageTs: body.message?.ts,
           planId: action.value ?? '',
-          client,
-          respond,
+          responseUrl: body.response_url,
+          slack,
         };
         await decide(options, decision, click);
       });
@@ -73,13 +70,14 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
   const now = options.now ?? Date.now;
   const log = options.log.child({ component: 'approvals', plan: click.planId, user: click.user, channel: click.channel, decision });
   let stored: StoredPlan | null = null;
-  const refuse = async (reason: string) => {
+  const refuse = async (shown: string) => {
+    const reason = withUtcDates(shown);
     log.warn({ reason }, 'repair decision refused');
     if (stored) {
       await plans.recordRefusal(click.planId, { user: click.user, action: decision, reason, at: now() }).catch((err: unknown) => log.error({ err: describeError(err) }, 'could not record a refusal'));
     }
     await options.audit?.record({ kind: 'refusal', actor: click.user, channel: click.channel, action: decision, ...(stored ? { target: stored.plan.target } : {}), outcome: 'refused', detail: reason, planId: click.planId.slice(0, 64) });
-    await tellClicker(click, options.redact(reason), log);
+    await tellClicker(click, shown, log);
   };
   try {
     stored = /^[0-9a-f]{16}$/.test(click.planId) ? await plans.get(click.planId) : null;
@@ -93,10 +91,10 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
       if (result.why === 'expired') {
         await updateMessage(options, click, { ...stored, state: 'expired' });
         options.metrics?.recordRepair(stored.plan.kind, 'expired');
-        return await refuse(`This plan expired at ${utc(stored.expiresAt)} without approval; nothing was changed. Run \`/maas ${stored.plan.kind} ${stored.plan.target}\` again for a fresh plan.`);
+        return await refuse(`This plan expired at ${dateMark(stored.expiresAt)} without approval; nothing was changed. Run \`/maas ${stored.plan.kind} ${stored.plan.target}\` again for a fresh plan.`);
       }
       const by = result.by ? ` by <@${result.by}>` : '';
-      const at = result.at ? ` at ${utc(result.at)}` : '';
+      const at = result.at ? ` at ${dateMark(result.at)}` : '';
       return await refuse(`This plan was already ${stateWord(result.state)}${by}${at}; a plan is decided once and runs at most once.`);
     }
     const decided = (await plans.get(click.planId)) ?? stored;
@@ -116,7 +114,7 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
     if (decision === 'approve') await queueExecution(options, click, decided, log);
   } catch (err) {
     log.error({ err: describeError(err) }, 'repair decision failed');
-    await tellClicker(click, options.redact(`Your ${decision === 'approve' ? 'approval' : 'rejection'} could not be recorded: ${describeError(err)}. Nothing was run; try again in a minute.`), log);
+    await tellClicker(click, `Your ${decision === 'approve' ? 'approval' : 'rejection'} could not be recorded: ${describeError(err)}. Nothing was run; try again in a minute.`, log);
   }
 }
 
@@ -148,17 +146,15 @@ async function queueExecution(options: ApprovalOptions, click: Click, stored: St
     }
     log.error({ err: describeError(err) }, 'approved, but the run could not be queued; approval undone');
     await updateMessage(options, click, { ...stored, state: 'pending' });
-    await tellClicker(click, options.redact(`Approved, but the run could not be queued (${describeError(err)}), so the approval was undone and nothing ran. Click Approve again in a minute.`), log);
+    await tellClicker(click, `Approved, but the run could not be queued (${describeError(err)}), so the approval was undone and nothing ran. Click Approve again in a minute.`, log);
   }
 }
 
 async function updateMessage(options: ApprovalOptions, click: Click, stored: StoredPlan & { state: PlanState }): Promise<void> {
   const ts = stored.messageTs ?? click.messageTs;
   if (!ts) return;
-  const { text, blocks } = renderPlanMessage(redactDeep(planView(stored, { approvers: options.config.slack.approvers }), options.redact));
   try {
-    const message = { text: options.redact(text), blocks: redactDeep(blocks, options.redact) as unknown[] };
-    await sendWithFallback((m) => click.client.chat.update({ channel: stored.channel, ts, text: m.text, ...(m.blocks ? { blocks: m.blocks as never[] } : {}) }), message, { log: options.log, what: 'update a plan' });
+    await click.slack.update(stored.channel, ts, renderPlanMessage(planView(stored, { approvers: options.config.slack.approvers })), 'update a plan');
   } catch (err) {
     options.log.error({ plan: stored.plan.id, err: describeError(err) }, 'could not update the plan message');
   }
@@ -166,15 +162,18 @@ async function updateMessage(options: ApprovalOptions, click: Click, stored: Sto
 
 /** Only the clicker sees it: through the click's response_url, else chat.postEphemeral. */
 async function tellClicker(click: Click, text: string, log: Logger): Promise<void> {
-  const body = toSlackText(`:no_entry: ${text}`);
-  try {
-    await click.respond({ response_type: 'ephemeral', replace_original: false, text: fitMessage({ text: body }).text });
-    return;
-  } catch (err) {
-    log.warn({ err: describeError(err) }, 'response_url failed; answering with chat.postEphemeral');
+  // Times show in each reader's own zone, UTC where a client cannot (Slack date tokens).
+  const message = { text: withSlackDates(toSlackText(`:no_entry: ${text}`)) };
+  if (click.responseUrl) {
+    try {
+      await click.slack.respond(click.responseUrl, message, { visibility: 'ephemeral', replaceOriginal: false }, 'answer a click');
+      return;
+    } catch (err) {
+      log.warn({ err: describeError(err) }, 'response_url failed; answering with chat.postEphemeral');
+    }
   }
   try {
-    await click.client.chat.postEphemeral({ channel: click.channel, user: click.user, text: fitMessage({ text: body }).text });
+    await click.slack.postEphemeral(click.channel, click.user, message, 'answer a click');
   } catch (err) {
     log.error({ err: describeError(err) }, 'could not tell the clicker why their click was refused');
   }

@@ -20,12 +20,6 @@ export interface SubcommandRef {
   access?: CommandAccess;
 }
 
-/** The registered subcommand the text names (its first word), for the permission check; undefined when none. */
-export function subcommandFor(text: string, find: (name: string) => SubcommandRef | undefined): SubcommandRef | undefined {
-  const first = text.trim().split(/\s+/)[0]?.toLowerCase();
-  return first ? find(first) : undefined;
-}
-
 /**
  * docs/configuration.md: `/maas` is accepted only in `commandChannels` (none listed = any channel)
  * and only from `operators` (absent = anyone in the channel); then `slack.permissions` decides

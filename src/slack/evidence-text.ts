@@ -28,6 +28,19 @@ export function humanLabel(key: string): string {
   return LABELS[key] ?? key.replace(/_/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
+/** MAAS's internal handles: the JSON report keeps them, a person reading the message has no use for them. */
+const MACHINE_ONLY = new Set(['discoveryId', 'interfaceId']);
+
+/**
+ * Whether a field belongs in the message: not an absent value (none, empty, virsh's `-` for
+ * "no such thing") and not an internal handle. The JSON report keeps every field.
+ */
+export function worthShowing(key: string, value: unknown): boolean {
+  if (MACHINE_ONLY.has(key)) return false;
+  if (value === null || value === undefined) return false;
+  return !(typeof value === 'string' && (value.trim() === '' || value.trim() === '-'));
+}
+
 /** Keys whose content another key already shows (the structured table behind its text). */
 export function redundantKeys(evidence: Record<string, unknown>): Set<string> {
   const skip = new Set<string>();

@@ -1,6 +1,7 @@
+import type { ActionsBlock, ContextBlock, KnownBlock, PlainTextElement, SectionBlock, TextObject } from '@slack/types';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { checkMessage, isObject, SLACK_MESSAGE_LIMITS, type MessageProblem } from './message-limits.ts';
+import { checkMessage, SLACK_MESSAGE_LIMITS, type MessageProblem } from './message-limits.ts';
 import { clipText } from './mrkdwn.ts';
 
 /**
@@ -12,7 +13,7 @@ import { clipText } from './mrkdwn.ts';
 
 export interface OutgoingMessage {
   text: string;
-  blocks?: unknown[] | undefined;
+  blocks?: KnownBlock[] | undefined;
 }
 
 /** Block text kept under Slack's aggregate limit with room for what a caller appends later. */
@@ -85,44 +86,49 @@ export function budgetProblem(message: OutgoingMessage): MessageProblem | undefi
   return checkMessage(message);
 }
 
-function fitBlock(block: unknown): unknown {
-  if (!isObject(block)) return block;
+function fitBlock(block: KnownBlock): KnownBlock {
   switch (block.type) {
     case 'header':
-      return { ...block, text: fitText(block.text, L.headerText) };
-    case 'section': {
-      const out: Record<string, unknown> = { ...block };
-      if (block.text !== undefined) out.text = fitText(block.text, L.sectionText);
-      if (Array.isArray(block.fields)) out.fields = block.fields.slice(0, L.fields).map((f) => fitText(f, L.fieldText));
-      if (out.text === undefined && (!Array.isArray(out.fields) || out.fields.length === 0)) out.text = { type: 'mrkdwn', text: '…' };
-      return out;
-    }
+      return { ...block, text: fitPlain(block.text, L.headerText) };
+    case 'section':
+      return fitSection(block);
     case 'context': {
-      const elements = Array.isArray(block.elements) ? block.elements.slice(0, L.contextElements) : [];
-      return { ...block, elements: elements.length ? elements.map((e) => (isObject(e) && e.type === 'image' ? e : fitText(e, L.contextElementText))) : [{ type: 'mrkdwn', text: '…' }] };
+      const elements = block.elements.slice(0, L.contextElements).map((e) => (e.type === 'image' ? e : fitText(e, L.contextElementText)));
+      return { ...block, elements: elements.length ? elements : [{ type: 'mrkdwn', text: '…' }] };
     }
-    case 'actions': {
-      const elements = Array.isArray(block.elements) ? block.elements.slice(0, L.actionsElements) : [];
-      return { ...block, elements: elements.map((e) => (isObject(e) && e.type === 'button' ? { ...e, text: fitText(e.text, L.buttonText) } : e)) };
-    }
+    case 'actions':
+      return { ...block, elements: block.elements.slice(0, L.actionsElements).map((e) => (e.type === 'button' ? { ...e, text: fitPlain(e.text, L.buttonText) } : e)) };
     default:
       return block;
   }
 }
 
-function fitText(text: unknown, max: number): unknown {
-  if (!isObject(text) || typeof text.text !== 'string') return { type: 'mrkdwn', text: '…' };
+function fitSection(block: SectionBlock): SectionBlock {
+  const out: SectionBlock = { ...block };
+  if (block.text !== undefined) out.text = fitText(block.text, L.sectionText);
+  if (block.fields) out.fields = block.fields.slice(0, L.fields).map((f) => fitText(f, L.fieldText));
+  if (out.text === undefined && !out.fields?.length) out.text = { type: 'mrkdwn', text: '…' };
+  return out;
+}
+
+function fitText(text: TextObject, max: number): TextObject {
+  const clipped = clipText(text.text, max);
+  return { ...text, text: clipped.length ? clipped : '…' };
+}
+
+function fitPlain(text: PlainTextElement, max: number): PlainTextElement {
   const clipped = clipText(text.text, max);
   return { ...text, text: clipped.length ? clipped : '…' };
 }
 
 /** At most 50 blocks and the aggregate text within budget; what is dropped is counted in a note before any buttons. */
-function fitBlocks(blocks: unknown[]): unknown[] {
-  const trailing = blocks.length > 0 && isObject(blocks.at(-1)) && (blocks.at(-1) as { type?: unknown }).type === 'actions' ? [blocks.at(-1)] : [];
+function fitBlocks(blocks: KnownBlock[]): KnownBlock[] {
+  const last = blocks.at(-1);
+  const trailing: ActionsBlock[] = last?.type === 'actions' ? [last] : [];
   const body = blocks.slice(0, blocks.length - trailing.length);
   let dropped = 0;
-  const note = () => ({ type: 'context', elements: [{ type: 'mrkdwn', text: `…${dropped} more block${dropped === 1 ? '' : 's'} did not fit in one Slack message` }] });
-  const size = (list: unknown[]) => list.reduce<number>((n, b) => n + blockText(b), 0);
+  const note = (): ContextBlock => ({ type: 'context', elements: [{ type: 'mrkdwn', text: `…${dropped} more block${dropped === 1 ? '' : 's'} did not fit in one Slack message` }] });
+  const size = (list: KnownBlock[]) => list.reduce<number>((n, b) => n + blockText(b), 0);
   const fits = () => body.length + trailing.length + (dropped ? 1 : 0) <= L.blocks && size(body) + (dropped ? blockText(note()) : 0) <= BUDGET_BLOCK_TEXT;
   while (body.length > 1 && !fits()) {
     body.pop();
@@ -131,12 +137,9 @@ function fitBlocks(blocks: unknown[]): unknown[] {
   return [...body, ...(dropped ? [note()] : []), ...trailing];
 }
 
-function blockText(block: unknown): number {
-  if (!isObject(block)) return 0;
-  const t = (x: unknown) => (isObject(x) && typeof x.text === 'string' ? x.text.length : 0);
-  if (block.type === 'context') return Array.isArray(block.elements) ? block.elements.reduce<number>((n, e) => n + t(e), 0) : 0;
-  if (block.type === 'section') return t(block.text) + (Array.isArray(block.fields) ? block.fields.reduce<number>((n, f) => n + t(f), 0) : 0);
-  if (block.type === 'header') return t(block.text);
+function blockText(block: KnownBlock): number {
+  if (block.type === 'context') return block.elements.reduce<number>((n, e) => n + (e.type === 'image' ? 0 : e.text.length), 0);
+  if (block.type === 'section') return (block.text?.text.length ?? 0) + (block.fields ?? []).reduce<number>((n, f) => n + f.text.length, 0);
+  if (block.type === 'header') return block.text.text.length;
   return 0;
 }
-

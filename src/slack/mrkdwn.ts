@@ -76,3 +76,20 @@ export function slackDate(ms: number): string {
   const iso = new Date(ms).toISOString();
   return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time_secs}|${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC>`;
 }
+
+/** A time inside text still to be escaped: `withSlackDates` turns it into a date token after escaping, `withUtcDates` into UTC. */
+export function dateMark(ms: number): string {
+  return `\uE000${Math.round(ms)}\uE000`;
+}
+
+const DATE_MARK = /\uE000(\d+)\uE000/g;
+
+/** Escaped text (toSlackText) with its date marks as Slack date tokens. */
+export function withSlackDates(escaped: string): string {
+  return escaped.replace(DATE_MARK, (_m, ms: string) => slackDate(Number(ms)));
+}
+
+/** Text with its date marks in UTC, for the audit trail and logs. */
+export function withUtcDates(text: string): string {
+  return text.replace(DATE_MARK, (_m, ms: string) => `${new Date(Number(ms)).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+}

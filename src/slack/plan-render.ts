@@ -1,3 +1,4 @@
+import type { ActionsBlock, ConfirmationDialog, KnownBlock } from '@slack/types';
 import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
 import type { Report } from '../report.ts';
 import type { PlanMessageView } from '../repair/plan-view.ts';
@@ -8,10 +9,10 @@ export const APPROVE_ACTION = 'repair_approve';
 export const REJECT_ACTION = 'repair_reject';
 
 /** A plan as a Slack message: the report, a status line, and while pending the Approve / Reject buttons. */
-export function renderPlanMessage(view: PlanMessageView): { text: string; blocks: unknown[] } {
+export function renderPlanMessage(view: PlanMessageView): { text: string; blocks: KnownBlock[] } {
   const status = clipText(statusLine(view), SLACK_LIMITS.contextText);
   const rendered = renderReport(shownReport(view), { reserveBlocks: 2, reserveChars: status.length });
-  const blocks: unknown[] = [...rendered.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: status }] }];
+  const blocks: KnownBlock[] = [...rendered.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: status }] }];
   if (view.state === 'pending' && view.approvable) blocks.push(buttons(view));
   if (view.state === 'done' && view.deferred) blocks.push(nextBatchButton(view));
   return { text: clipText(`${rendered.text} · ${plainStatus(view)}`, 3000), blocks };
@@ -30,7 +31,7 @@ function shownReport(view: PlanMessageView): Report {
 const CHECK_OF: Record<string, string> = { 'fix-macs': 'mac-diff', 'fix-dns': 'dns-check', 'fix-resolver': 'resolver-check' };
 
 /** "Plan the next batch": the alert's "Plan fix" action, `/maas fix-… <target>` with the same checks. */
-function nextBatchButton(view: PlanMessageView): unknown {
+function nextBatchButton(view: PlanMessageView): ActionsBlock {
   const value = JSON.stringify({ check: CHECK_OF[view.report.kind] ?? view.report.kind, target: view.report.target });
   return {
     type: 'actions',
@@ -39,7 +40,7 @@ function nextBatchButton(view: PlanMessageView): unknown {
   };
 }
 
-function buttons(view: PlanMessageView): unknown {
+function buttons(view: PlanMessageView): ActionsBlock {
   const { planId } = view;
   return {
     type: 'actions',
@@ -52,7 +53,7 @@ function buttons(view: PlanMessageView): unknown {
 }
 
 /** Slack's confirm dialog before a repair runs: how many steps on how many machines (or records, or sites). */
-function approveConfirm(view: PlanMessageView): unknown {
+function approveConfirm(view: PlanMessageView): ConfirmationDialog {
   const steps = view.report.plan?.steps ?? [];
   const subjects = new Set(steps.map((s) => s.subject)).size;
   const noun = view.report.kind === 'fix-macs' ? 'machine' : view.report.kind === 'fix-dns' ? 'DNS record' : 'site';

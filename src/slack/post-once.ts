@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { KnownBlock } from '@slack/types';
 import { ErrorCode, type RetryOptions, type WebClient } from '@slack/web-api';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -18,7 +19,16 @@ export const POST_EVENT_TYPE = 'maas_chatops_post';
 export function outcomeUnknown(err: unknown): boolean {
   const e = err as { code?: unknown; statusCode?: unknown } | null;
   if (e?.code === ErrorCode.HTTPError) return Number(e.statusCode) >= 500;
-  return e?.code === ErrorCode.RequestError;
+  return e?.code === ErrorCode.RequestError && !waitedOutRateLimit(err);
+}
+
+/**
+ * The WebClient signals "429 waited out, send again" to its retry loop as a request error
+ * wrapping this message: Slack refused the call, nothing was carried out.
+ */
+function waitedOutRateLimit(err: unknown): boolean {
+  const original = (err as { original?: { message?: unknown } } | null)?.original;
+  return typeof original?.message === 'string' && original.message.startsWith('A rate limit was exceeded');
 }
 
 /**
@@ -36,7 +46,7 @@ export interface PostContent {
   channel: string;
   text: string;
   thread_ts?: string;
-  blocks?: never[];
+  blocks?: KnownBlock[];
 }
 
 export interface PostOnceOptions {

@@ -1,8 +1,9 @@
+import type { MrkdwnElement, PlainTextElement } from '@slack/types';
 import type { Finding, ReportStep, Report, Severity, Status, StepOutcome, StepResult } from '../report.ts';
 import { worstStatus } from '../report.ts';
 import { formatDuration } from '../duration.ts';
 import { fileNameFor, isTableKey, needsFile, TABLE_HEAD_LINES } from './evidence-files.ts';
-import { humanLabel, humanValue, macChange, redundantKeys } from './evidence-text.ts';
+import { humanLabel, humanValue, macChange, redundantKeys, worthShowing } from './evidence-text.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { clipInside, clipText, codeSpan, escapeMrkdwn, slackDate } from './mrkdwn.ts';
@@ -19,15 +20,11 @@ export const SLACK_LIMITS = {
   totalText: BUDGET_BLOCK_TEXT,
 } as const;
 
-export interface TextObject {
-  type: 'mrkdwn' | 'plain_text';
-  text: string;
-  emoji?: boolean;
-}
+/** The blocks a report renders to: a narrow, typed part of Block Kit (@slack/types). */
 export type Block =
-  | { type: 'header'; text: TextObject }
-  | { type: 'section'; text: TextObject }
-  | { type: 'context'; elements: TextObject[] }
+  | { type: 'header'; text: PlainTextElement }
+  | { type: 'section'; text: MrkdwnElement }
+  | { type: 'context'; elements: MrkdwnElement[] }
   | { type: 'divider' };
 
 export interface RenderedMessage {
@@ -327,7 +324,7 @@ function evidenceLine(evidence: Record<string, unknown>, skip: Set<string>): str
   const change = macChange(evidence);
   if (change) skip.add('recorded').add('live');
   const entries: [string, string][] = Object.entries(evidence)
-    .filter(([k, v]) => v !== undefined && !skip.has(k))
+    .filter(([k, v]) => !skip.has(k) && worthShowing(k, v))
     .map(([k, v]) => [k, humanValue(k, v, CAP.evidenceValue - 2)]);
   if (change) entries.unshift(['MAC', change]);
   if (!entries.length) return '';

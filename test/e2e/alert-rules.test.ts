@@ -128,14 +128,15 @@ const SCENARIOS: Record<string, () => Promise<void>> = {
       });
     }
   },
+  // A check's result replaces its "running" answer through the response_url; the details of an `all` run are chat.postMessage calls in its thread.
   MaasChatopsSlackRateLimited: async () => {
     emulator.rateLimitNext(1, 0, 'chat.postMessage');
     await command('sites');
-    await command('dns-check prod');
+    await command('dns-check all');
   },
   MaasChatopsSlackErrors: async () => {
     emulator.failNext(1, { method: 'chat.postMessage', afterStoring: true });
-    await command('dns-check prod');
+    await command('dns-check all');
   },
   MaasChatopsRepairFailed: async () => {
     const seq = Math.max(0, ...emulator.messages.map((m) => m.seq));

@@ -1,3 +1,4 @@
+import { commandRouter } from '../../commands/dispatch.ts';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobDefinition } from '../../src/job-types.ts';
@@ -106,6 +107,7 @@ describe('command answers through the real Bolt app', () => {
   it('fall back to plain text when both the response_url and the Web API refuse the blocks', async () => {
     const fallbacks: string[] = [];
     bot = await createSlackApp({
+      commands: commandRouter,
       config: testConfig(),
       botToken: emulator.botToken,
       signingSecret: emulator.signingSecret,

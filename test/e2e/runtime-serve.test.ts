@@ -26,14 +26,17 @@ describe('serve: a slash command comes back as a report in the channel', () => {
     redis.disconnect();
   });
 
+  /** One command, one top-level message: its "running" answer, replaced by the result. */
   async function command(text: string) {
     const seq = Math.max(0, ...emulator.invocations.map((i) => i.seq), ...emulator.messages.map((m) => m.seq));
     const sent = await emulator.sendSlashCommand({ appUrl, text, user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
     expect(sent.status).toBe(200);
-    return emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.seq > seq && m.via === 'chat.postMessage'), {
+    const message = await emulator.waitFor((e) => e.answersTo(sent.responseUrl).find((m) => m.updates.some((u) => u.via === 'response_url')), {
       timeoutMs: 20_000,
       description: `the result of /maas ${text}`,
     });
+    expect(emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.seq > seq && !m.threadTs && !m.ephemeral)).toEqual([message]);
+    return message;
   }
 
   it('dns-check on the wiped cluster posts the verdict first and every finding code', async () => {

@@ -1,10 +1,11 @@
+import { commandRouter } from '../../commands/dispatch.ts';
 import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';
-import { createPacedSender } from '../../src/slack/paced-sender.ts';
+import { createSlackGateway } from '../../src/slack/gateway.ts';
 import { parseConfigText } from '../../src/config.ts';
 import { createSlackApp } from '../../src/slack/app.ts';
 
@@ -90,6 +91,7 @@ describe('the notifier posts once', () => {
 describe('a command answer is given once', () => {
   it('the response_url answers 500 after showing the answer: it is not posted again through the Web API', async () => {
     const bot = await createSlackApp({
+      commands: commandRouter,
       config: parseConfigText(`slack:\n  commandChannels: [${CHANNEL}]\n  operators: [U0OPS1]\n`, { path: 't.yaml', env: {} }).config,
       botToken: emulator.botToken,
       signingSecret: emulator.signingSecret,
@@ -120,7 +122,7 @@ describe('a command answer is given once', () => {
 describe('the alert sender posts once', () => {
   it('500 after storing: the stored message\'s ts comes back and nothing is posted twice', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
-    const sender = createPacedSender({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: (s) => s, log: silentLogger(), intervalMs: 10, metrics });
+    const sender = createSlackGateway({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: (s) => s, log: silentLogger(), intervalMs: 10, metrics });
     try {
       emulator.failNext(1, { method: 'chat.postMessage', afterStoring: true });
       const { ts } = await sender.post(CHANNEL, { text: 'alert: DNS drift on prod' });

@@ -1,3 +1,4 @@
+import { commandRouter } from '../../commands/dispatch.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkCommand } from '../../commands/check-command.ts';
 import { findCommand, registerCommand } from '../../commands/index.ts';
@@ -16,6 +17,7 @@ let appUrl: string;
 async function startBot(queue: RecordingQueue, extra: Partial<SlackAppOptions> = {}): Promise<SlackApp> {
   const { log } = capturedLog();
   bot = await createSlackApp({
+    commands: commandRouter,
     config: testConfig(),
     botToken: emulator.botToken,
     signingSecret: emulator.signingSecret,
@@ -57,6 +59,7 @@ describe('Slack app over HTTP, signed requests from the emulator', () => {
   it('refuses to start with a token Slack does not know', async () => {
     const { log } = capturedLog();
     const app = await createSlackApp({
+      commands: commandRouter,
       config: testConfig(),
       botToken: 'xoxb-not-the-right-token',
       signingSecret: emulator.signingSecret,
@@ -128,7 +131,7 @@ describe('Slack app over HTTP, signed requests from the emulator', () => {
     expect(queue.calls).toEqual([
       {
         jobName: 'dns-check',
-        data: { target: 'prod', requestedBy: 'U0OPS2', reply: { channel: 'C0OPS', user: 'U0OPS2', responseUrl: sent.responseUrl } },
+        data: { target: 'prod', requestedBy: 'U0OPS2', reply: { channel: 'C0OPS', user: 'U0OPS2', responseUrl: sent.responseUrl, replaceRunning: true, askedAt: expect.any(Number) } },
       },
     ]);
     expect(answer).toMatchObject({ ephemeral: false, channel: 'C0OPS' });

@@ -83,6 +83,29 @@ describe('Slack notifier against the emulated Web API', () => {
     expect(lines.some((l) => l.retryAfterSec === 1)).toBe(true);
   });
 
+  it('evidence shows the fields a person uses: no absent value, no internal MAAS handle', async () => {
+    const drift: Report = {
+      ...emptyRecord,
+      kind: 'mac-diff',
+      target: 'site-b',
+      verdict: '1 of 1 machines at site-b have drifted MACs',
+      findings: [
+        {
+          code: 'MAC_DRIFT',
+          severity: 'critical',
+          subject: 'site-b-node1',
+          summary: 'MAAS records another MAC',
+          evidence: { hostname: 'site-b-node1', interface: 'eth0', interfaceId: 6, recorded: '52:54:00:b0:00:01', live: '52:54:00:81:40:17', liveInterface: '-', seenByRack: 'site-b-rack', lastPxeEvent: null, discoveryId: 'MTAuMjAuMC4xNTcsNTI6NTQ6MDA6ODE6NDA6MTc=' },
+        },
+      ],
+    };
+    await notifier().postReports({ channel: 'C0OPS' }, [drift]);
+    const shown = JSON.stringify(emulator.messages[0]!.blocks);
+    expect(shown).toContain('seen by rack `site-b-rack`');
+    expect(shown).toContain('MAC `52:54:00:b0:00:01 → 52:54:00:81:40:17`');
+    for (const useless of ['live interface', 'discovery id', 'MTAuMjAu', 'interface id', 'last pxe event']) expect(shown).not.toContain(useless);
+  });
+
   it("logs Slack's error code and throws a clean, non-retryable error for an unknown channel", async () => {
     const { log, lines } = capturedLog();
     const error = await notifier(log)

@@ -1,3 +1,4 @@
+import { commandRouter } from '../../commands/dispatch.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
@@ -9,6 +10,7 @@ let bot: SlackApp | undefined;
 function socketBot(queue: RecordingQueue, extra: Partial<SlackAppOptions> = {}): Promise<SlackApp> {
   const { log } = capturedLog();
   return createSlackApp({
+    commands: commandRouter,
     config: testConfig(),
     botToken: emulator.botToken,
     appToken: emulator.appToken,

@@ -1,3 +1,4 @@
+import { commandRouter } from '../../commands/dispatch.ts';
 import type { Redis } from 'ioredis';
 import { executeRepairJob } from '../../jobs/repair-execute.ts';
 import type { JobDefinition, QueuedData } from '../../src/job-types.ts';
@@ -72,6 +73,7 @@ export async function startApprovalStack(options: {
   const plans = createPlanStore(producer, { prefix });
   const enqueue = (name: string, data: Parameters<JobQueues['enqueue']>[1], options?: Parameters<JobQueues['enqueue']>[2]) => queues.enqueue(name, data, options);
   const app = await createSlackApp({
+    commands: commandRouter,
     config,
     botToken: emulator.botToken,
     signingSecret: emulator.signingSecret,
@@ -82,7 +84,7 @@ export async function startApprovalStack(options: {
     enqueue,
     log,
     redact,
-    registerExtras: approvalHandlers({ config, plans, enqueue, log, redact, now: () => Date.now() + clock.offsetMs, audit: auditLog }),
+    registerExtras: approvalHandlers({ config, plans, enqueue, log, now: () => Date.now() + clock.offsetMs, audit: auditLog }),
   });
   await app.start();
   closers.push(() => app.stop());

@@ -13,7 +13,7 @@ import { JobQueues } from '../../src/queue/job-queues.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { finishReport } from '../../src/report.ts';
-import { createPacedSender } from '../../src/slack/paced-sender.ts';
+import { createSlackGateway } from '../../src/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // Real parts: Redis (alert state, silences, the scan queue), BullMQ, the Slack emulator.
@@ -153,7 +153,7 @@ describe('/maas scan', () => {
     const { prefix, redis, ctx } = await setup();
     const slack = await startSlackEmulator();
     cleanups.push(() => slack.close());
-    const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
+    const sender = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
     cleanups.push(() => sender.close(1000));
     const fake: JobDefinition = {
       name: 'mac-diff',

@@ -7,7 +7,7 @@ import { startMacLab, type MacLab, type VmDomain } from '../../lab/vmhost-sim/in
 import { silentLogger } from '../../src/log.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';
-import { createPacedSender } from '../../src/slack/paced-sender.ts';
+import { createSlackGateway } from '../../src/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // Real parts end to end: BullMQ schedulers on Redis fire the scan job, which runs the real
@@ -44,7 +44,7 @@ describe('drift alerts from the real mac-diff on scheduled scans', () => {
     const redact = createRedactor(secrets);
     const prefix = freshPrefix('maclab');
     const redis = createRedis(TEST_REDIS_URL, 'worker');
-    const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
+    const sender = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
     const alerting = await startAlerting({ connection: redis, prefix, config, adapters: lab.adapters, sender, log, redact });
     cleanups.push(async () => {
       await alerting.close();

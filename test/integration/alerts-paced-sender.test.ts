@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createRedactor } from '../../src/redact.ts';
-import { createPacedSender, type PacedSender, type PacedSenderOptions } from '../../src/slack/paced-sender.ts';
+import { createSlackGateway, type SlackGateway, type SlackGatewayOptions } from '../../src/slack/gateway.ts';
 
 // Real parts: the Slack Web API emulator over loopback HTTP, reached by @slack/web-api's WebClient.
 
@@ -11,17 +11,17 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(options: Partial<PacedSenderOptions> = {}): Promise<{ slack: SlackEmulator; sender: PacedSender }> {
+async function setup(options: Partial<SlackGatewayOptions> = {}): Promise<{ slack: SlackEmulator; sender: SlackGateway }> {
   const slack = await startSlackEmulator();
   cleanups.push(() => slack.close());
-  const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact: createRedactor(['canary-secret-777']), log: silentLogger(), intervalMs: 30, ...options });
+  const sender = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact: createRedactor(['canary-secret-777']), log: silentLogger(), intervalMs: 30, ...options });
   cleanups.push(() => sender.close(1000));
   return { slack, sender };
 }
 
 const calls = (slack: SlackEmulator, method: string) => slack.calls.filter((c) => c.method === method);
 
-describe('paced Slack sender', () => {
+describe('the Slack gateway paces alerts', () => {
   it('honours a 429: waits Retry-After, then delivers the same post once', async () => {
     const { slack, sender } = await setup();
     slack.rateLimitNext(1, 1, 'chat.postMessage');
@@ -64,12 +64,12 @@ describe('paced Slack sender', () => {
     const { ts } = await sender.post('C0ALERTS', { text: 'v0' });
     slack.rateLimitNext(1, 1, 'chat.update');
     const first = sender.update('C0ALERTS', ts, { text: 'v1' });
-    // v1 was refused with 429 and waits out Retry-After; meanwhile two more updates arrive.
+    // v1 was refused with 429 and the WebClient waits out Retry-After to send it again; meanwhile two more updates arrive and wait behind it as one.
     await slack.waitFor((s) => s.calls.some((c) => c.method === 'chat.update' && c.status === 429));
     await Promise.all([first, sender.update('C0ALERTS', ts, { text: 'v2' }), sender.update('C0ALERTS', ts, { text: 'v3' })]);
     const ok = calls(slack, 'chat.update').filter((c) => c.status === 200);
-    expect(ok.map((c) => c.params.text)).toEqual(['v3']);
-    expect(sender.stats.coalesced).toBe(2);
+    expect(ok.map((c) => c.params.text)).toEqual(['v1', 'v3']);
+    expect(sender.stats.coalesced).toBe(1);
     expect(slack.channelMessages('C0ALERTS')[0]?.text).toBe('v3');
   });
 

@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/log.ts';
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { finishReport, type Finding } from '../../src/report.ts';
-import { createPacedSender, type PacedSender } from '../../src/slack/paced-sender.ts';
+import { createSlackGateway, type SlackGateway } from '../../src/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // Real parts: Redis (alert state, locks), the Slack Web API emulator reached by the paced sender's
@@ -61,7 +61,7 @@ class FakeMacDiff {
 
 interface Runner {
   redis: Redis;
-  sender: PacedSender;
+  sender: SlackGateway;
   store: AlertStore;
   scan(): Promise<unknown>;
   close(): Promise<void>;
@@ -87,7 +87,7 @@ async function lab(options: { quietMs?: number; audit?: AuditInput[] } = {}) {
   /** A worker process: its own Redis connection, sender and reconciler, sharing Redis state. */
   function runner(): Runner {
     const redis = createRedis(TEST_REDIS_URL, 'worker');
-    const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
+    const sender = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5, retryConfig: { retries: 10, minTimeout: 0, maxTimeout: 0 } });
     const store = new AlertStore(redis, prefix);
     const audit = options.audit ? ({ record: async (e: AuditInput) => void options.audit!.push(e) } as unknown as AuditLog) : undefined;
     const reconciler = new AlertReconciler({ store, sender, channel: ALERTS, log, quietMs: options.quietMs ?? 600_000, now: () => clock.now, ...(audit ? { audit } : {}) });
@@ -291,7 +291,7 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     const reports = [finishReport({ kind: 'mac-diff', target: 'site-b', verdict: '3 machines have drifted MACs', findings: drifts(3) }, new Date())];
     const reconcilers = [0, 1, 2].map(() => {
       const redis = createRedis(TEST_REDIS_URL, 'worker');
-      const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
+      const sender = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5, retryConfig: { retries: 10, minTimeout: 0, maxTimeout: 0 } });
       cleanups.push(async () => {
         await sender.close(1000);
         redis.disconnect();

@@ -76,8 +76,9 @@ describe('dedup: identical checks run once and every requester gets the result',
     );
   }
 
+  /** Results: a "running" answer the result replaced (one message per command), or a new post where none could be replaced. */
   function resultsAfter(seq: number) {
-    return emulator.messages.filter((m) => m.seq > seq && m.via === 'chat.postMessage');
+    return emulator.messages.filter((m) => m.seq > seq && (m.via === 'chat.postMessage' || m.updates.some((u) => u.via === 'response_url')));
   }
 
   function lastSeq(): number {

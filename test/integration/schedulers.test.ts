@@ -12,7 +12,7 @@ import { createRedis } from '../../src/queue/redis-connection.ts';
 import { schedulerIdFor, syncSchedulers } from '../../src/alerts/schedulers.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { finishReport, type Finding } from '../../src/report.ts';
-import { createPacedSender } from '../../src/slack/paced-sender.ts';
+import { createSlackGateway } from '../../src/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 // Real parts: Redis, BullMQ job schedulers firing every few hundred ms, BullMQ workers running the
@@ -82,7 +82,7 @@ async function lab() {
   /** One worker process: its own connection and sender, the scan worker and the schedulers. */
   async function worker(config: Config): Promise<Alerting & { redis: Redis }> {
     const redis = createRedis(TEST_REDIS_URL, 'worker');
-    const sender = createPacedSender({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
+    const sender = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log, intervalMs: 5 });
     const alerting = await startAlerting({
       connection: redis,
       prefix,

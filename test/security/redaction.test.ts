@@ -111,3 +111,22 @@ describe('the same pass defuses characters that deceive a reader', () => {
     expect(redact('a\tb\nc')).toBe('a\tb\nc');
   });
 });
+
+describe('one pass on the rendered message still finds every secret, and only secrets', () => {
+  const secret = 'k8s-Canary-Token-9f3a7c21b4d8e6f0';
+  const redact = createRedactor([secret, 'p&ss<word>xyz'], { names: ['prod-badtoken', 'site-b'] });
+
+  it('a secret clipped short before an ellipsis is still redacted', () => {
+    expect(redact(`evidence \`${secret.slice(0, 19)}…\``)).toBe('evidence `[redacted]…`');
+  });
+
+  it('a secret escaped for mrkdwn is redacted', () => {
+    expect(redact('MAAS said p&amp;ss&lt;word&gt;xyz')).toBe('MAAS said [redacted]');
+  });
+
+  it('a configured name that reads like a credential key keeps its words; a real key after it does not', () => {
+    expect(redact('ERROR: Could not check prod-badtoken: the kubeconfig was refused')).toBe('ERROR: Could not check prod-badtoken: the kubeconfig was refused');
+    expect(redact('prod-badtoken: token: abc123def456')).toBe('prod-badtoken: token: [redacted]');
+    expect(createRedactor([])('other-badtoken: hunter2hunter2')).toBe('other-badtoken: [redacted]');
+  });
+});

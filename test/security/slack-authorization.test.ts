@@ -1,3 +1,4 @@
+import { commandRouter } from '../../commands/dispatch.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { jobRegistry } from '../../jobs/index.ts';
@@ -231,6 +232,7 @@ describe('interactions are authorized again when they arrive', () => {
     queues = new JobQueues(producer, createRedactor([]), clickPrefix);
     const config = parseConfigText(CONFIG, { path: 'authz.yaml', env: { MAAS_KEY } }).config;
     bot = await createSlackApp({
+      commands: commandRouter,
       config,
       botToken: emulator.botToken,
       signingSecret: emulator.signingSecret,
@@ -241,7 +243,7 @@ describe('interactions are authorized again when they arrive', () => {
       enqueue: (name, data) => queues.enqueue(name, data),
       log: silentLogger(),
       redact: createRedactor([]),
-      registerExtras: approvalHandlers({ config, plans: createPlanStore(producer, { prefix: clickPrefix }), enqueue: (name, data) => queues.enqueue(name, data), log: silentLogger(), redact: createRedactor([]) }),
+      registerExtras: approvalHandlers({ config, plans: createPlanStore(producer, { prefix: clickPrefix }), enqueue: (name, data) => queues.enqueue(name, data), log: silentLogger() }),
     });
     await bot.start();
     url = `http://127.0.0.1:${bot.port}`;

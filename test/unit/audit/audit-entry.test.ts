@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { entryFields, entryFromFields, normaliseEntry, printable } from '../../../src/audit/audit-entry.ts';
 import { commandAuditEntry } from '../../../src/audit/command-audit.ts';
+import { parseInvocation } from '../../../src/slack/invocation.ts';
 import { auditLineForSlack, auditTextForSlack, auditTextForTerminal } from '../../../src/audit/audit-text.ts';
 
 describe('audit entries', () => {
@@ -33,29 +34,41 @@ describe('audit entries', () => {
 });
 
 describe('the audit entry of a /maas command', () => {
-  const base = { user: 'U0OPS1', channel: 'C0OPS', jobIds: [] as string[] };
+  const invocation = (text: string, source: 'slash_command' | 'button' = 'slash_command') => parseInvocation({ text, user: 'U0OPS1', channel: 'C0OPS', source });
 
   it('a queued check', () => {
-    expect(commandAuditEntry({ ...base, text: 'dns-check prod', jobIds: ['7'], reply: { text: 'running', visibility: 'in_channel' } })).toEqual({
+    expect(commandAuditEntry(invocation('dns-check prod'), { outcome: 'queued', jobIds: ['7'], reply: { text: 'running', visibility: 'in_channel' } })).toEqual({
       kind: 'command', actor: 'U0OPS1', channel: 'C0OPS', action: 'dns-check', target: 'prod', jobId: '7', outcome: 'queued', detail: '/maas dns-check prod → running',
     });
   });
 
   it('a policy refusal', () => {
-    const e = commandAuditEntry({ ...base, text: 'fix-macs site-b', refusal: 'no repair permission' });
+    const e = commandAuditEntry(invocation('fix-macs site-b'), { outcome: 'refused', reason: 'no repair permission', reply: { text: 'no repair permission', visibility: 'ephemeral' } });
     expect(e).toMatchObject({ kind: 'refusal', action: 'fix-macs', target: 'site-b', outcome: 'refused' });
     expect(e.detail).toContain('no repair permission');
   });
 
   it('unreadable input is a refusal that quotes the input escaped', () => {
-    const e = commandAuditEntry({ ...base, text: 'dns-check pr\u202Eod', reply: { text: 'x', visibility: 'ephemeral' } });
+    const read = invocation('dns-check pr\u202Eod');
+    expect(read.problem).toBeDefined();
+    const e = commandAuditEntry(read, { outcome: 'unreadable', problem: read.problem!, reply: { text: 'x', visibility: 'ephemeral' } });
     expect(e).toMatchObject({ kind: 'refusal', action: '(unreadable input)', outcome: 'refused' });
     expect(normaliseEntry(e, 0).detail).toContain('pr\\u{202e}od');
   });
 
-  it('a command whose queue failed', () => {
-    const e = commandAuditEntry({ ...base, text: 'mac-diff site-b', reply: { text: '/maas mac-diff failed: the job queue is unavailable', visibility: 'ephemeral' } });
-    expect(e.outcome).toBe('failed');
+  it('a command whose queue failed is failed by its result, whatever its reply says', () => {
+    const e = commandAuditEntry(invocation('mac-diff site-b'), { outcome: 'failed', error: new Error('the job queue is unavailable'), reply: { text: 'Sorry.', visibility: 'ephemeral' } });
+    expect(e).toMatchObject({ outcome: 'failed', detail: '/maas mac-diff site-b → the job queue is unavailable' });
+  });
+
+  it('a reply that merely reads like a failure is not one', () => {
+    const e = commandAuditEntry(invocation('sites'), { outcome: 'answered', reply: { text: '/maas sites failed: nothing (a site named "failed")', visibility: 'ephemeral' } });
+    expect(e.outcome).toBe('answered');
+  });
+
+  it('an alert button names the command it stood for', () => {
+    const e = commandAuditEntry(invocation('scan site-b mac-diff', 'button'), { outcome: 'queued', jobIds: ['9'], reply: { text: 'Scanning', visibility: 'ephemeral' } });
+    expect(e).toMatchObject({ kind: 'command', action: 'button scan site-b mac-diff', target: 'site-b', outcome: 'queued', jobId: '9' });
   });
 });
 

@@ -3,7 +3,8 @@ import { renderAlert } from '../../../src/alerts/alert-message.ts';
 import type { AlertRecord } from '../../../src/alerts/alert-record.ts';
 import { checkMessage } from '../../../lab/slack-emulator/index.ts';
 import type { PlanState } from '../../../src/repair/plan-store.ts';
-import { fitMessage, plainFallback } from '../../../src/slack/message-budget.ts';
+import type { KnownBlock, SectionBlock } from '@slack/types';
+import { fitMessage, plainFallback, type OutgoingMessage } from '../../../src/slack/message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from '../../../src/slack/message-limits.ts';
 import { renderSummary } from '../../../src/slack/all-summary.ts';
 import { renderPlanMessage } from '../../../src/slack/plan-render.ts';
@@ -22,7 +23,7 @@ const EXTREMES = [
 ];
 const STATES: PlanState[] = ['pending', 'approved', 'executing', 'done', 'failed', 'rejected', 'expired', 'superseded'];
 
-type Payload = { text: string; blocks?: unknown[] };
+type Payload = OutgoingMessage;
 
 /** Every message the bot builds from a world: all of it, each target alone, its plans in every state, its alerts. */
 function payloadsOf(reports: Report[]): Payload[] {
@@ -80,7 +81,7 @@ describe('the message budget over generated worlds', () => {
 });
 
 describe('fitMessage', () => {
-  const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text } });
+  const section = (text: string): SectionBlock => ({ type: 'section', text: { type: 'mrkdwn', text } });
 
   it('brings any payload within the limits and says what it left out', () => {
     const huge: Payload = {
@@ -96,7 +97,7 @@ describe('fitMessage', () => {
     const fitted = fitMessage(huge);
     expect(checkMessage(fitted)).toBeUndefined();
     expect(fitted.text.length).toBeLessThanOrEqual(SLACK_MESSAGE_LIMITS.messageText);
-    const blocks = fitted.blocks as { type: string; elements?: { text?: string }[] }[];
+    const blocks: KnownBlock[] = fitted.blocks ?? [];
     expect(blocks.at(-1)?.type).toBe('actions');
     expect(JSON.stringify(blocks.at(-2))).toMatch(/more blocks? did not fit in one Slack message/);
   });
