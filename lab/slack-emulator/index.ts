@@ -115,6 +115,11 @@ export interface SlackEmulator {
    */
   failNext(count: number, options?: { method?: string; status?: number; afterStoring?: boolean }): void;
   channelMessages(channel: string): EmulatedMessage[];
+  /**
+   * The results shown in a channel, in the order they arrived: a command's answer replaced
+   * through its response_url, or a new top-level post.
+   */
+  resultsIn(channel: string): EmulatedMessage[];
   /** The messages posted through one response_url (the answers to one command or click). */
   answersTo(responseUrl: string): EmulatedMessage[];
   /** A response_url as Slack hands out with a command, for tests without an app. */
@@ -248,6 +253,13 @@ class Emulator implements SlackEmulator {
 
   channelMessages(channel: string): EmulatedMessage[] {
     return this.messages.filter((m) => m.channel === channel);
+  }
+
+  resultsIn(channel: string): EmulatedMessage[] {
+    const arrived = (m: EmulatedMessage) => m.updates.find((u) => u.via === 'response_url')?.seq ?? m.seq;
+    return this.channelMessages(channel)
+      .filter((m) => !m.threadTs && !m.ephemeral && !m.deleted && (m.via === 'chat.postMessage' || m.updates.some((u) => u.via === 'response_url')))
+      .sort((a, b) => arrived(a) - arrived(b));
   }
 
   answersTo(responseUrl: string): EmulatedMessage[] {

@@ -70,7 +70,8 @@ describe('fairness: a slow mac-diff backlog does not hold up a dns-check', () =>
 
     const results = await emulator.waitFor(
       (e) => {
-        const posted = e.channelMessages(LAB_CHANNELS.ops).filter((m) => m.via === 'chat.postMessage');
+        // Each result replaces its command's answer; in the order the results arrived.
+        const posted = e.resultsIn(LAB_CHANNELS.ops);
         return posted.length >= 9 ? posted : undefined;
       },
       { timeoutMs: 30_000, description: 'nine results' },

@@ -119,9 +119,10 @@ describe('Redis Sentinel failover under load', () => {
     const again = await emulator.sendSlashCommand({ appUrl: url, text: 'dns-check prod', user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
     const ack = await emulator.waitFor((e) => e.answersTo(again.responseUrl)[0], { timeoutMs: 15_000 });
     expect(ack.text).toMatch(/asked for `dns-check prod`: running/);
-    const result = await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.seq > seq && m.via === 'chat.postMessage'), { timeoutMs: 20_000 });
+    // The result replaces the "running" answer: one message for the command.
+    const result = await emulator.waitFor((e) => e.resultsIn(LAB_CHANNELS.ops).find((m) => m.seq > seq), { timeoutMs: 20_000 });
     expect(result.text).toMatch(/^CRITICAL: API record WIPED/);
-    expect(emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.via === 'chat.postMessage' && m.seq > seq)).toHaveLength(1);
+    expect(emulator.resultsIn(LAB_CHANNELS.ops).filter((m) => m.seq > seq)).toEqual([ack]);
   }, 90_000);
 
   it('the drift schedulers resume on the new primary and raise no alert twice', async () => {

@@ -84,14 +84,16 @@ describe('scale-out: several worker processes share one Redis', () => {
 
     const results = await emulator.waitFor(
       (e) => {
-        const posted = e.channelMessages(LAB_CHANNELS.ops).filter((m) => m.via === 'chat.postMessage');
+        const posted = e.resultsIn(LAB_CHANNELS.ops);
         return posted.length >= texts.length ? posted : undefined;
       },
       { timeoutMs: 60_000, description: `${texts.length} results` },
     );
     expect(await stoppedWith).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
-    expect(emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.via === 'chat.postMessage')).toHaveLength(texts.length);
+    // One message per command: each result replaced its command's answer, nothing was posted twice.
+    expect(emulator.resultsIn(LAB_CHANNELS.ops)).toHaveLength(texts.length);
+    expect(emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => !m.threadTs && !m.ephemeral)).toHaveLength(texts.length);
     expect(results.filter((m) => /^CRITICAL: 9 of 12 machines at s-\d have drifted MACs/.test(m.text)).map((m) => /at (s-\d)/.exec(m.text)?.[1]).sort()).toEqual([...SITES].sort());
     expect(results.filter((m) => m.text.startsWith('CRITICAL: API record WIPED'))).toHaveLength(CLUSTERS.length);
 

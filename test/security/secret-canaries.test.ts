@@ -113,8 +113,8 @@ async function run(text: string, expectPost = true): Promise<void> {
   expect(sent.status).toBe(200);
   await emulator.waitFor((e) => e.answersTo(sent.responseUrl)[0], { timeoutMs: 10_000, description: `the answer to /maas ${text}` });
   if (expectPost) {
-    // The result is a top-level post (an earlier `all` may still be posting details in its thread).
-    await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.seq > seq && m.via === 'chat.postMessage' && !m.threadTs), { timeoutMs: 25_000, description: `the result of /maas ${text}` });
+    // The result replaces the answer, or (a plan) is a top-level post; an earlier `all` may still be posting details in its thread.
+    await emulator.waitFor((e) => e.resultsIn(LAB_CHANNELS.ops).find((m) => m.seq > seq && (m.via === 'chat.postMessage' || m.responseUrl === sent.responseUrl)), { timeoutMs: 25_000, description: `the result of /maas ${text}` });
   }
 }
 
