@@ -154,7 +154,7 @@ async function updateMessage(options: ApprovalOptions, click: Click, stored: Sto
   const ts = stored.messageTs ?? click.messageTs;
   if (!ts) return;
   try {
-    await click.slack.update(stored.channel, ts, renderPlanMessage(planView(stored, { approvers: options.config.slack.approvers })), 'update a plan');
+    await click.slack.update(stored.channel, ts, renderPlanMessage(planView(stored, { approvers: options.config.slack.approvers })), { what: 'update a plan', paced: false });
   } catch (err) {
     options.log.error({ plan: stored.plan.id, err: describeError(err) }, 'could not update the plan message');
   }
@@ -173,7 +173,7 @@ async function tellClicker(click: Click, text: string, log: Logger): Promise<voi
     }
   }
   try {
-    await click.slack.postEphemeral(click.channel, click.user, message, 'answer a click');
+    await click.slack.postEphemeral(click.channel, click.user, message, { what: 'answer a click', paced: false });
   } catch (err) {
     log.error({ err: describeError(err) }, 'could not tell the clicker why their click was refused');
   }

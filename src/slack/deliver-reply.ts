@@ -33,6 +33,6 @@ export async function deliverReply(reply: CommandReply, to: ReplyDestination, sl
       log.warn({ channel: to.channel, err: (err as Error).message }, 'response_url failed; answering through the Web API');
     }
   }
-  if (reply.visibility === 'in_channel') await slack.post(to.channel, content, 'answer a command');
-  else await slack.postEphemeral(to.channel, to.user, content, 'answer a command');
+  if (reply.visibility === 'in_channel') await slack.post(to.channel, content, { what: 'answer a command', paced: false });
+  else await slack.postEphemeral(to.channel, to.user, content, { what: 'answer a command', paced: false });
 }

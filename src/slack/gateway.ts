@@ -56,9 +56,9 @@ export interface SlackGateway extends AlertSender {
   readonly clientOptions: WebClientOptions;
   readonly stats: SlackGatewayStats;
   /** A new message (in a thread with `threadTs`). `ts` is '' when Slack may have stored it but the channel could not be read to tell. */
-  post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, what?: string): Promise<{ ts: string }>;
-  update(channel: string, ts: string, message: OutgoingMessage, what?: string): Promise<void>;
-  postEphemeral(channel: string, user: string, message: OutgoingMessage, what?: string): Promise<void>;
+  post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, how?: SendHow): Promise<{ ts: string }>;
+  update(channel: string, ts: string, message: OutgoingMessage, how?: SendHow): Promise<void>;
+  postEphemeral(channel: string, user: string, message: OutgoingMessage, how?: SendHow): Promise<void>;
   /** A post to a command's or click's response_url; throws a ResponseUrlError when it was refused or not answered. */
   respond(responseUrl: string, message: OutgoingMessage, how: ResponseUrlPost, what?: string): Promise<void>;
   upload(channel: string, threadTs: string | undefined, file: FileAttachment): Promise<void>;
@@ -66,6 +66,17 @@ export interface SlackGateway extends AlertSender {
   history(channel: string): Promise<{ ts?: string; blocks?: { block_id?: string }[] }[]>;
   /** Sends what is queued (up to `drainMs`, default 5 s), then fails whatever is left. */
   close(drainMs?: number): Promise<void>;
+}
+
+export interface SendHow {
+  /** What is being sent, for the log: `post a plan`. */
+  what?: string;
+  /**
+   * Wait its turn in the channel's line (default): alerts, the thread of an `all` answer. A
+   * command's own answer, its result and a plan go at once, as a person waits for them; a 429 is
+   * still waited out.
+   */
+  paced?: boolean;
 }
 
 /** A Slack call failed; `slackError` is Slack's code (message_not_found…) when Slack answered. */
@@ -130,10 +141,11 @@ class Gateway implements SlackGateway {
     });
   }
 
-  async post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, what = `post to ${channel}`): Promise<{ ts: string }> {
+  async post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, how: SendHow = {}): Promise<{ ts: string }> {
+    const what = how.what ?? `post to ${channel}`;
     const clean = this.#clean(message);
     const thread = message.threadTs ? { thread_ts: message.threadTs } : {};
-    const res = (await this.#enqueue(channel, {
+    const res = (await this.#enqueue(channel, how.paced ?? true, {
       message: clean,
       send: (m) =>
         sendWithFallback((fitted) => postOnce(this.client, { channel, ...thread, ...body(fitted) }, { log: this.#log, onError: (method, err) => this.#failed(method, err) }), m, this.#budget(what)),
@@ -144,18 +156,18 @@ class Gateway implements SlackGateway {
     return { ts: res.ts ?? '' };
   }
 
-  async update(channel: string, ts: string, message: OutgoingMessage, what = `update a message in ${channel}`): Promise<void> {
+  async update(channel: string, ts: string, message: OutgoingMessage, how: SendHow = {}): Promise<void> {
+    const what = how.what ?? `update a message in ${channel}`;
     const clean = this.#clean(message);
     const key = `${channel} ${ts}`;
-    const lane = this.#lane(channel);
-    const waiting = lane.queue.find((t) => t.updateOf === key);
+    const waiting = this.#lane(channel).queue.find((t) => t.updateOf === key);
     if (waiting) {
       waiting.message = clean;
       this.stats.coalesced += 1;
       await new Promise((resolve, reject) => waiting.waiters.push({ resolve, reject }));
       return;
     }
-    await this.#enqueue(channel, {
+    await this.#enqueue(channel, how.paced ?? true, {
       updateOf: key,
       message: clean,
       send: (m) => sendWithFallback((fitted) => this.#idempotent('chat.update', () => this.client.chat.update({ channel, ts, ...body(fitted) })), m, this.#budget(what)),
@@ -163,9 +175,10 @@ class Gateway implements SlackGateway {
     });
   }
 
-  async postEphemeral(channel: string, user: string, message: OutgoingMessage, what = 'answer one person'): Promise<void> {
+  async postEphemeral(channel: string, user: string, message: OutgoingMessage, how: SendHow = {}): Promise<void> {
+    const what = how.what ?? 'answer one person';
     const clean = this.#clean(message);
-    await this.#enqueue(channel, {
+    await this.#enqueue(channel, how.paced ?? true, {
       message: clean,
       send: (m) => sendWithFallback((fitted) => this.#call('chat.postEphemeral', () => this.client.chat.postEphemeral({ channel, user, ...body(fitted) })), m, this.#budget(what)),
       waiters: [],
@@ -182,7 +195,8 @@ class Gateway implements SlackGateway {
 
   async upload(channel: string, threadTs: string | undefined, file: FileAttachment): Promise<void> {
     const clean = { ...file, title: this.#options.redact(file.title), content: this.#options.redact(file.content) };
-    await this.#enqueue(channel, {
+    // Files follow their message at once, as before the gateway.
+    await this.#enqueue(channel, false, {
       message: { text: clean.title },
       send: () => this.#call('files.completeUploadExternal', () => uploadTextFile(this.client, { channel, threadTs }, clean)),
       waiters: [],
@@ -247,8 +261,15 @@ class Gateway implements SlackGateway {
     this.#options.metrics?.recordSlackError(method, err);
   }
 
-  #enqueue(channel: string, task: Task): Promise<unknown> {
+  #enqueue(channel: string, paced: boolean, task: Task): Promise<unknown> {
     if (this.#closed) return Promise.reject(new SlackSendError('the Slack gateway is closed', undefined));
+    if (!paced) {
+      this.stats.calls += 1;
+      return task.send(task.message).catch((err: unknown) => {
+        this.#log.warn({ channel, code: slackErrorOf(err), err: describeError(err) }, 'Slack call failed');
+        throw err;
+      });
+    }
     return new Promise((resolve, reject) => {
       const lane = this.#lane(channel);
       task.waiters.push({ resolve, reject });

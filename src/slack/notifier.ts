@@ -84,9 +84,9 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   const log = options.log.child({ component: 'slack-notifier' });
 
   /** A new message; where the channel refuses the bot, the command's response_url. Returns its ts when known. */
-  async function post(target: ReplyTarget, message: OutgoingMessage): Promise<string | undefined> {
+  async function post(target: ReplyTarget, message: OutgoingMessage, paced = false): Promise<string | undefined> {
     try {
-      const { ts } = await slack.post(target.channel, { ...message, threadTs: target.threadTs }, `post to ${target.channel}`);
+      const { ts } = await slack.post(target.channel, { ...message, threadTs: target.threadTs }, { what: `post to ${target.channel}`, paced });
       return ts || undefined;
     } catch (err) {
       const slackError = slackErrorOf(err);
@@ -140,9 +140,9 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     if (!thread) return;
     if (summary.file) await upload(target, thread, [summary.file]);
     const where = { channel: target.channel, threadTs: thread };
-    // The gateway paces each channel: about one reply a second.
+    // Paced by the gateway: about one reply a second in the channel.
     for (const report of summaryOrder(reports).filter((r) => r.status !== 'ok')) {
-      await inThread(where, `post the details of ${report.target}`, () => post(where, renderReports([report])));
+      await inThread(where, `post the details of ${report.target}`, () => post(where, renderReports([report]), true));
       await upload(where, thread, attachmentsFor(report));
     }
   }
@@ -162,14 +162,14 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     },
     // Repairs: the plan message with its buttons, its updates and its thread (src/slack/plan-render.ts).
     postPlan: async (target, view) => {
-      const res = await slack.post(target.channel, planContent(view), 'post a plan').catch(failed('post a plan', target.channel));
+      const res = await slack.post(target.channel, planContent(view), { what: 'post a plan', paced: false }).catch(failed('post a plan', target.channel));
       return { channel: target.channel, ts: res.ts };
     },
     updatePlan: async (ref, view) => {
-      await slack.update(ref.channel, ref.ts, planContent(view), 'update a plan').catch(failed('update a plan', ref.channel));
+      await slack.update(ref.channel, ref.ts, planContent(view), { what: 'update a plan', paced: false }).catch(failed('update a plan', ref.channel));
     },
     postInThread: async (ref, text) => {
-      await slack.post(ref.channel, { text: toSlackText(text), threadTs: ref.ts }, 'post in a plan thread').catch(failed('post in a plan thread', ref.channel));
+      await slack.post(ref.channel, { text: toSlackText(text), threadTs: ref.ts }, { what: 'post in a plan thread', paced: false }).catch(failed('post in a plan thread', ref.channel));
     },
   };
 }
