@@ -24,7 +24,7 @@ export function fixCommand(spec: { name: string; targetKind: TargetKind; summary
         return { text: `/maas ${spec.name}: ${describeError(err)}`, visibility: 'ephemeral' };
       }
       const origin = { channel: ctx.channel, user: ctx.user };
-      await ctx.enqueue(job, { target, requestedBy: ctx.user, origin });
+      await ctx.enqueue(job, { target, requestedBy: ctx.user, origin, ...(ctx.batch ? { batch: ctx.batch } : {}) });
       const approval = ctx.config.slack.approvers.length
         ? 'nothing changes until an approver clicks Approve'
         : 'no approvers are configured (slack.approvers), so it can be read but not run from Slack';

@@ -28,6 +28,8 @@ export interface CommandContext {
   user: string;
   channel: string;
   responseUrl?: string;
+  /** "Plan the next batch": which batch of a repair the click asks for. */
+  batch?: number;
   /** Queues a job; returns its id. The worker posts the result to the channel. */
   enqueue(jobName: string, data: JobData): Promise<string>;
   /** Like enqueue, and says when the request joined an identical check already queued or running (src/queue/dedup.ts). */

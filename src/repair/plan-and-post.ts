@@ -2,7 +2,7 @@ import { ChatopsError, describeError } from '../errors.ts';
 import type { JobContext, JobData } from '../job-types.ts';
 import type { ReplyTarget } from '../notifier.ts';
 import type { Report } from '../report.ts';
-import { messageRef, planOrReport } from './plan-outcomes.ts';
+import { batchOf, messageRef, planOrReport } from './plan-outcomes.ts';
 import { planReport, type RepairPlan } from './plan.ts';
 import type { StoredPlan } from './plan-store.ts';
 import { planView } from './plan-view.ts';
@@ -23,7 +23,7 @@ export async function planAndPost(ctx: JobContext, data: JobData, spec: RepairSp
   }
   const requester = typeof data.requestedBy === 'string' ? data.requestedBy : (origin.user ?? '');
   const startedAt = new Date();
-  const planned = await planOrReport(ctx, data.target, spec, startedAt);
+  const planned = await planOrReport(ctx, data.target, spec, startedAt, batchOf(data));
   if ('report' in planned) {
     await services.notifier.postReports(origin, [planned.report]);
     return planned.report;

@@ -31,10 +31,16 @@ export function progressLine(subject: string, results: readonly StepResult[]): s
   return `${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${r.detail})`).join(' → ')}`;
 }
 
+/** The batch a "Plan the next batch" click asked for (job data `batch`), when it is a sane one. */
+export function batchOf(data: Readonly<Record<string, unknown>>): number | undefined {
+  const { batch } = data;
+  return typeof batch === 'number' && Number.isInteger(batch) && batch >= 1 && batch <= 10_000 ? batch : undefined;
+}
+
 /** The plan, or the report that says it could not be made (MAAS or a host unreachable). */
-export async function planOrReport(ctx: JobContext, target: string, spec: RepairSpec, startedAt: Date): Promise<{ plan: RepairPlan } | { report: Report }> {
+export async function planOrReport(ctx: JobContext, target: string, spec: RepairSpec, startedAt: Date, batch?: number): Promise<{ plan: RepairPlan } | { report: Report }> {
   try {
-    return { plan: await spec.plan(ctx, target) };
+    return { plan: await spec.plan(ctx, target, batch) };
   } catch (err) {
     ctx.log.warn({ kind: spec.kind, target, err: describeError(err) }, 'could not plan');
     return { report: finishReport({ kind: spec.kind, target, verdict: `Could not plan ${spec.kind} ${target}`, findings: [probeFailed(target, describeError(err))] }, startedAt) };

@@ -17,6 +17,8 @@ export interface PlanMessageView {
   note?: string;
   /** Subjects left for the next plans (repair.maxSubjects): a finished plan offers the next batch. */
   deferred?: number;
+  /** Which batch this plan is, when the repair goes in batches. */
+  batch?: number;
 }
 
 export function planView(stored: StoredPlan, options: { approvers: readonly string[]; report?: Report; state?: PlanState; note?: string }): PlanMessageView {
@@ -32,5 +34,6 @@ export function planView(stored: StoredPlan, options: { approvers: readonly stri
   if (stored.decidedAt !== undefined) view.decidedAt = stored.decidedAt;
   if (options.note) view.note = options.note;
   if (stored.plan.deferred?.length) view.deferred = stored.plan.deferred.length;
+  if (stored.plan.batch) view.batch = stored.plan.batch;
   return view;
 }

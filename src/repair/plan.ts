@@ -19,6 +19,8 @@ export interface RepairPlan {
   verdict: string;
   /** Subjects beyond repair.maxSubjects: not refused, left for the next plans (batches). */
   deferred?: string[];
+  /** Which batch this plan is (1 for the first) when the repair goes in batches. */
+  batch?: number;
 }
 
 export type RepairPlanDraft = Omit<RepairPlan, 'id'>;

@@ -15,8 +15,8 @@ export const REPAIR_LOCK: LockTuning = { lockDurationMs: 60_000, stalledInterval
 export interface RepairSpec {
   kind: RepairKind;
   targetKind: TargetKind;
-  /** Gathers a fresh snapshot and computes the plan. */
-  plan(ctx: JobContext, target: string): Promise<RepairPlan>;
+  /** Gathers a fresh snapshot and computes the plan; `batch`: which batch of a repair too large for one plan (default 1). */
+  plan(ctx: JobContext, target: string, batch?: number): Promise<RepairPlan>;
   /** `progress`: a line for the plan's thread (or the log) while a step waits on something slow. */
   runner(ctx: JobContext, target: string, progress?: (text: string) => Promise<void>): StepRunner;
 }

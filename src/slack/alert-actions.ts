@@ -47,6 +47,16 @@ export function commandForAlertAction(actionId: string, value: string | undefine
   return undefined;
 }
 
+/** "Plan the next batch" carries the number of the batch it asks for; an alert's "Plan fix" does not (the first). */
+export function nextBatchOf(value: string | undefined): number | undefined {
+  try {
+    const batch = (JSON.parse(value ?? '') as { batch?: unknown }).batch;
+    return typeof batch === 'number' && Number.isInteger(batch) && batch >= 1 && batch <= 10_000 ? batch : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Clicks arrive from the alert channel, where the bot posts alerts even if /maas is not typed there. */
 function policyForAlertClicks(policy: SlackPolicy): SlackPolicy {
   if (!policy.commandChannels.length || !policy.alertChannel) return policy;
@@ -68,11 +78,12 @@ export function alertActionHandlers(options: AlertActionOptions): (app: App, sla
         const user = body.user.id;
         const channel = body.channel?.id ?? '';
         const text = commandForAlertAction(actionId, action.value, options.config);
+        const batch = actionId === ALERT_ACTIONS.planFix ? nextBatchOf(action.value) : undefined;
         let reply: CommandReply;
         if (!text) {
           reply = { text: 'That button names no configured check or target; nothing was done.', visibility: 'ephemeral' };
         } else {
-          const invocation = parseInvocation({ text, user, channel, team: body.team?.id, responseUrl: body.response_url, source: 'button' });
+          const invocation = { ...parseInvocation({ text, user, channel, team: body.team?.id, responseUrl: body.response_url, source: 'button' }), ...(batch ? { batch } : {}) };
           const result = await runInvocation(edge, invocation, policyForAlertClicks(options.config.slack));
           reply = result.reply;
           await auditCommand(options.audit, invocation, result);

@@ -55,6 +55,7 @@ function contextFor(edge: CommandEdge, invocation: Invocation, jobIds: string[])
     user: invocation.user,
     channel: invocation.channel,
     ...(invocation.responseUrl ? { responseUrl: invocation.responseUrl } : {}),
+    ...(invocation.batch ? { batch: invocation.batch } : {}),
     enqueue: async (name, data) => {
       const id = await enqueue(name, data);
       jobIds.push(id);

@@ -18,6 +18,8 @@ export interface Invocation {
   responseUrl?: string;
   /** A slash command, or an alert button that stands for one. */
   source: 'slash_command' | 'button';
+  /** "Plan the next batch": which batch of a repair too large for one plan it asks for. */
+  batch?: number;
 }
 
 const MAX_TEXT = 500;

@@ -32,7 +32,7 @@ const CHECK_OF: Record<string, string> = { 'fix-macs': 'mac-diff', 'fix-dns': 'd
 
 /** "Plan the next batch": the alert's "Plan fix" action, `/maas fix-… <target>` with the same checks. */
 function nextBatchButton(view: PlanMessageView): ActionsBlock {
-  const value = JSON.stringify({ check: CHECK_OF[view.report.kind] ?? view.report.kind, target: view.report.target });
+  const value = JSON.stringify({ check: CHECK_OF[view.report.kind] ?? view.report.kind, target: view.report.target, batch: (view.batch ?? 1) + 1 });
   return {
     type: 'actions',
     block_id: `repair_next:${view.planId}`,

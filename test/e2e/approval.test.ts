@@ -263,6 +263,33 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
 
 // ---------------------------------------------------------------- fix-macs: a drifted site
 
+describe('/maas fix-macs in batches (repair.maxSubjects)', () => {
+  it('each batch counts from the current plan: "Plan 1 of 3", then "Plan 2 of 3" from "Plan the next batch", then "Plan 3 of 3"', async () => {
+    const HOST = '127.0.0.1';
+    const names = ['site-b-node1', 'site-b-node2', 'site-b-node3'];
+    const lab: MacLab = await startMacLab({
+      machines: names.map((hostname, i) => machine({ system_id: `sb000${i + 1}`, hostname, zone: 'site-b', status: 'Ready', macs: [`52:54:00:b0:00:0${i + 1}`], power: virshPower(HOST, hostname) })),
+      sites: [{ name: 'site-b', zone: 'site-b', vmHosts: [{ address: HOST, state: { domains: names.map((name, i) => ({ name, nics: [{ mac: `52:54:00:8${i + 1}:40:17` }] })) } }] }],
+    });
+    closers.push(() => lab.close());
+    const raw = JSON.parse(lab.configText) as Record<string, unknown>;
+    const loaded = parseConfigText(JSON.stringify({ ...raw, repair: { maxSubjects: 1 }, slack: { commandChannels: [CHANNEL], approvers: ['U0LEAD1', 'U0LEAD2'] } }), { path: 'mac-batches.yaml', env: lab.env });
+    const stack = await startStack(loaded.config, lab.adapters, loaded.secrets);
+
+    let plan = await askFor(stack, 'fix-macs site-b', 'U0LEAD1');
+    for (const [nth, label] of ['Plan 1 of 3', 'Plan 2 of 3', 'Plan 3 of 3'].entries()) {
+      expect(plan.text).toMatch(new RegExp(`^CRITICAL: ${label}: update 1 MAC on 1 machine at site-b`));
+      await click(stack, 'U0LEAD2', plan);
+      await waitForState(stack, plan, /Done, approved by <@U0LEAD2>/);
+      if (nth === 2) break;
+      const next = (current(stack, plan).blocks ?? []).flatMap((b) => ((b as { type?: string }).type === 'actions' ? (b as { elements: { action_id: string; value?: string }[] }).elements : []))[0]!;
+      await stack.emulator.clickButton({ appUrl: stack.appUrl, actionId: next.action_id, value: next.value ?? '', user: 'U0LEAD1', channel: CHANNEL, messageTs: plan.ts });
+      plan = await planMessage(stack, nth + 1);
+    }
+    expect(buttonTexts(current(stack, plan))).toEqual([]);
+  }, 90_000);
+});
+
 describe('/maas fix-macs through Slack, approved by an approver', () => {
   it('requester refused, approver approves; the Failed machine goes through Broken and ends Ready, the Deployed one is never marked broken', async () => {
     const HOST = '127.0.0.1';

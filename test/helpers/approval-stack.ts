@@ -14,6 +14,7 @@ import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { createPlanStore, type PlanStore } from '../../src/repair/plan-store.ts';
 import { createSlackApp } from '../../src/slack/app.ts';
+import { alertActionHandlers } from '../../src/slack/alert-actions.ts';
 import { approvalHandlers } from '../../src/slack/approvals.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from './redis.ts';
@@ -84,7 +85,11 @@ export async function startApprovalStack(options: {
     enqueue,
     log,
     redact,
-    registerExtras: approvalHandlers({ config, plans, enqueue, log, now: () => Date.now() + clock.offsetMs, audit: auditLog }),
+    registerExtras: (app, slack) => {
+      approvalHandlers({ config, plans, enqueue, log, now: () => Date.now() + clock.offsetMs, audit: auditLog })(app, slack);
+      // "Plan the next batch" is the alerts' "Plan fix" button.
+      alertActionHandlers({ config, commands: commandRouter, enqueue, log, audit: auditLog })(app, slack);
+    },
   });
   await app.start();
   closers.push(() => app.stop());

@@ -18,6 +18,8 @@ export interface MacDriftItem {
 /** Pure: a fresh mac-diff snapshot in, the fix-macs plan out. */
 export interface MacPlanOptions {
   maxSubjects: number;
+  /** Which batch this plan is, counted from the first (a "Plan the next batch" click); default 1. */
+  batch?: number;
   /**
    * The MAAS user behind the API key (`users/?op=whoami`); undefined when it could not be read.
    * Interface edits and mark_fixed need an admin, mark_broken the machine's owner.
@@ -68,7 +70,8 @@ export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): R
     refusals,
     findings,
     ...(overBound.length ? { deferred: overBound } : {}),
-    verdict: batchVerdict(planVerdict(snapshot.site, steps, refusals, checkVerdict), subjectCount(steps), overBound.length, options.maxSubjects),
+    ...(overBound.length || (options.batch ?? 1) > 1 ? { batch: options.batch ?? 1 } : {}),
+    verdict: batchVerdict(planVerdict(snapshot.site, steps, refusals, checkVerdict), overBound.length, options.maxSubjects, options.batch ?? 1),
   });
 }
 
@@ -229,11 +232,15 @@ function refusal(machine: MaasMachine, detail: string): StepResult {
   return { subject: machine.hostname, action: 'set-mac', outcome: 'refused', detail };
 }
 
-/** Over repair.maxSubjects the repair goes in batches: "Plan 1 of 6: update 50 MACs on 50 machines…; 250 more machines in the next 5 plans". */
-function batchVerdict(verdict: string, machines: number, deferred: number, maxSubjects: number): string {
-  if (!deferred) return verdict;
+/**
+ * Over repair.maxSubjects the repair goes in batches, counted from the current plan: the first reads
+ * "Plan 1 of 6: update 50 MACs on 50 machines…; 250 more machines in the next 5 plans", the third
+ * "Plan 3 of 6: …", the last "Plan 6 of 6: …".
+ */
+function batchVerdict(verdict: string, deferred: number, maxSubjects: number, batch: number): string {
+  if (!deferred) return batch > 1 ? verdict.replace(/^Plan:/, `Plan ${batch} of ${batch}:`) : verdict;
   const next = Math.ceil(deferred / maxSubjects);
-  return `${verdict.replace(/^Plan:/, `Plan 1 of ${next + 1}:`)}; ${deferred} more machine${deferred === 1 ? '' : 's'} in the next ${next === 1 ? 'plan' : `${next} plans`} (repair.maxSubjects is ${maxSubjects})`;
+  return `${verdict.replace(/^Plan:/, `Plan ${batch} of ${batch + next}:`)}; ${deferred} more machine${deferred === 1 ? '' : 's'} in the next ${next === 1 ? 'plan' : `${next} plans`} (repair.maxSubjects is ${maxSubjects})`;
 }
 
 function planVerdict(site: string, steps: readonly PlanStep[], refusals: readonly StepResult[], checkVerdict: string): string {

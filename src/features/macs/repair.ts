@@ -11,12 +11,12 @@ import { gatherMacSnapshot } from './gather.ts';
 export const fixMacsRepair: RepairSpec = {
   kind: 'fix-macs',
   targetKind: 'site',
-  plan: async (ctx, site) => {
+  plan: async (ctx, site, batch) => {
     const maas = ctx.adapters.maas((ctx.config.sites[site] as SiteConfig).maas);
     const snapshot = await gatherMacSnapshot(ctx, site, { command: 'fix-macs' });
     // Which states take an interface edit depends on the version (New from 3.3).
     const [apiUser, version] = await Promise.all([apiUserOf(maas), maas.version().catch(() => undefined)]);
-    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, apiUser, ...(version ? { maasVersion: version.version } : {}) });
+    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, apiUser, ...(version ? { maasVersion: version.version } : {}), ...(batch ? { batch } : {}) });
   },
   runner: (ctx, site, progress) => {
     const region = (ctx.config.sites[site] as SiteConfig).maas;
