@@ -82,6 +82,11 @@ export function defineCheck<const Name extends string, const Kind extends Target
   return spec;
 }
 
+/** The `kind` label values a check brings to the metrics: its own name (jobs, open alerts) and its repair's (jobs, repairs, repair steps). */
+export function metricLabels(spec: Pick<AnyCheckSpec, 'name' | 'fix'>): string[] {
+  return spec.fix ? [spec.name, spec.fix.name] : [spec.name];
+}
+
 /** The usage of a check command: `dns-check <cluster>|all`. */
 export function checkUsage(spec: Pick<AnyCheckSpec, 'name' | 'targetKind'>): string {
   return `${spec.name} <${spec.targetKind}>|all`;

@@ -1,4 +1,4 @@
-import type { CheckSpec, FixCommandSpec, ScheduleKey } from './check-spec.ts';
+import { metricLabels, type CheckSpec, type FixCommandSpec } from './check-spec.ts';
 import { dnsCheck } from './dns/index.ts';
 import { macDiffCheck } from './macs/index.ts';
 import { resolverCheck } from './resolver/index.ts';
@@ -49,17 +49,8 @@ export const COMMAND_NAMES: readonly CommandName[] = ['help', 'sites', ...CHECK_
 export const SCAN_JOB = 'scan';
 
 /** Every job kind, each with its own queue: the checks, the repairs, and the scan. */
-export const JOB_KINDS: readonly string[] = [...CHECK_NAMES, ...FIX_NAMES, SCAN_JOB];
+export const JOB_KINDS: readonly string[] = [...new Set([...CHECKS.flatMap(metricLabels), SCAN_JOB])];
 
 export function findCheck(name: string): RegisteredCheck | undefined {
   return CHECKS.find((c) => c.name === name);
-}
-
-export function isCheckName(name: unknown): name is CheckName {
-  return typeof name === 'string' && findCheck(name) !== undefined;
-}
-
-/** A check's schedules key, when it has one. */
-export function scheduleOf(check: RegisteredCheck): ScheduleKey | undefined {
-  return check.schedule;
 }
