@@ -1,4 +1,3 @@
-import type { SiteConfig } from '../../config.ts';
 import { apiUserOf } from '../../maas/api-user.ts';
 import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../../repair/follow-commissioning.ts';
 import { macStepRunner } from './repair-steps.ts';
@@ -6,20 +5,21 @@ import { planMacRepair } from './repair-planner.ts';
 import { adminGuarded } from '../../repair/admin-guard.ts';
 import type { RepairSpec } from '../../repair/repair-spec.ts';
 import { gatherMacSnapshot } from './gather.ts';
+import { resolveTarget } from '../../targets.ts';
 
 /** fix-macs: update MAAS's interface records to the live MACs, machine by machine. */
 export const fixMacsRepair: RepairSpec = {
   kind: 'fix-macs',
   targetKind: 'site',
   plan: async (ctx, site, batch) => {
-    const maas = ctx.adapters.maas((ctx.config.sites[site] as SiteConfig).maas);
+    const maas = ctx.adapters.maas(resolveTarget(ctx.config, 'site', site).maas);
     const snapshot = await gatherMacSnapshot(ctx, site, { command: 'fix-macs' });
     // Which states take an interface edit depends on the version (New from 3.3).
     const [apiUser, version] = await Promise.all([apiUserOf(maas), maas.version().catch(() => undefined)]);
     return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, apiUser, ...(version ? { maasVersion: version.version } : {}), ...(batch ? { batch } : {}) });
   },
   runner: (ctx, site, progress) => {
-    const region = (ctx.config.sites[site] as SiteConfig).maas;
+    const region = resolveTarget(ctx.config, 'site', site).maas;
     const maas = ctx.adapters.maas(region);
     const follow = {
       timeoutMs: ctx.config.repair.commissionTimeoutMs ?? DEFAULT_COMMISSION_TIMEOUT_MS,

@@ -1,4 +1,3 @@
-import type { SiteConfig } from '../../config.ts';
 import { requireAdmin } from '../../maas/api-user.ts';
 import { gatherSiteResolver } from './node-facing.ts';
 import { configRefusal, planResolverRepair, type ResolverRepairInput } from './repair-planner.ts';
@@ -8,10 +7,11 @@ import { resolverStepRunner } from './repair-steps.ts';
 import { adminGuarded } from '../../repair/admin-guard.ts';
 import type { RepairSpec } from '../../repair/repair-spec.ts';
 import type { JobContext } from '../../job-types.ts';
+import { resolveTarget } from '../../targets.ts';
 
 /** A fresh resolver-check of the site, as fix-resolver plans from it: dig on the rack for the resolver and the forwarder, and MAAS's subnet. */
 export async function gatherResolverRepair(ctx: JobContext, name: string): Promise<ResolverRepairInput> {
-  const site = ctx.config.sites[name] as SiteConfig;
+  const site = resolveTarget(ctx.config, 'site', name);
   const input: ResolverRepairInput = { site: name, ...(site.rack ? { rack: site.rack } : {}) };
   if (configRefusal(name, site.rack) !== null) return input;
   const canary = site.rack?.canary;
@@ -28,12 +28,12 @@ export const fixResolverRepair: RepairSpec = {
   targetKind: 'site',
   plan: async (ctx, site) => {
     // Before any dig on the rack or forwarderInstall: the subnet PUT at the end needs an admin.
-    const maasRegion = (ctx.config.sites[site] as SiteConfig).maas;
+    const maasRegion = resolveTarget(ctx.config, 'site', site).maas;
     await requireAdmin(ctx.adapters.maas(maasRegion), maasRegion, 'fix-resolver');
     return planResolverRepair(await gatherResolverRepair(ctx, site));
   },
   runner: (ctx, site, progress) => {
-    const config = ctx.config.sites[site] as SiteConfig;
+    const config = resolveTarget(ctx.config, 'site', site);
     // The canary is followed as fix-macs follows a re-commissioning: the same bound, poll and clock.
     const canary = {
       timeoutMs: ctx.config.repair.commissionTimeoutMs ?? DEFAULT_COMMISSION_TIMEOUT_MS,
