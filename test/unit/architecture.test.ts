@@ -37,8 +37,8 @@ const MAX_UPWARD = 3;
 
 /**
  * Imports still being removed: the Slack edge is getting its commands handed in by the composition
- * root, and approvals will queue the execute job through src/repair. Each entry must still exist,
- * so whoever removes the import removes its line here too, until the list is empty.
+ * root. Each entry must still exist, so whoever removes the import removes its line here too,
+ * until the list is empty.
  */
 const BEING_REMOVED: readonly string[] = [
   'src/audit/command-audit.ts -> commands/dispatch.ts',
@@ -46,7 +46,6 @@ const BEING_REMOVED: readonly string[] = [
   'src/slack/alert-actions.ts -> commands/index.ts',
   'src/slack/app.ts -> commands/dispatch.ts',
   'src/slack/app.ts -> commands/index.ts',
-  'src/slack/approvals.ts -> jobs/execute-plan.ts',
 ];
 
 function walk(dir: string): string[] {
