@@ -35,19 +35,6 @@ const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
 const COMPOSITION_ROOT = ['src/main.ts', 'src/cli.ts'];
 const MAX_UPWARD = 3;
 
-/**
- * Imports still being removed: the Slack edge is getting its commands handed in by the composition
- * root. Each entry must still exist, so whoever removes the import removes its line here too,
- * until the list is empty.
- */
-const BEING_REMOVED: readonly string[] = [
-  'src/audit/command-audit.ts -> commands/dispatch.ts',
-  'src/slack/alert-actions.ts -> commands/dispatch.ts',
-  'src/slack/alert-actions.ts -> commands/index.ts',
-  'src/slack/app.ts -> commands/dispatch.ts',
-  'src/slack/app.ts -> commands/index.ts',
-];
-
 function walk(dir: string): string[] {
   return readdirSync(join(ROOT, dir)).flatMap((name) => {
     const path = `${dir}/${name}`;
@@ -107,7 +94,7 @@ const imports = projectImports();
 const upward = imports.filter((i) => {
   const from = layerOf(i.from);
   const to = layerOf(i.to);
-  return from !== undefined && to !== undefined && to > from && !BEING_REMOVED.includes(key(i));
+  return from !== undefined && to !== undefined && to > from;
 });
 
 describe('architecture', () => {
@@ -123,12 +110,7 @@ describe('architecture', () => {
 
   it('lets only the composition root (src/main.ts, src/cli.ts) import commands/ or jobs/', () => {
     const offending = imports.filter((i) => i.from.startsWith('src/') && !COMPOSITION_ROOT.includes(i.from) && /^(commands|jobs)\//.test(i.to));
-    expect(offending.map(key).filter((k) => !BEING_REMOVED.includes(k))).toEqual([]);
-  });
-
-  it('still has every import listed as being removed (a removed one leaves the list)', () => {
-    const present = new Set(imports.map(key));
-    expect(BEING_REMOVED.filter((k) => !present.has(k))).toEqual([]);
+    expect(offending.map(key)).toEqual([]);
   });
 
   it('imports nothing from lab/, bench/ or test/ outside the composition root', () => {
