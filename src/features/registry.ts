@@ -2,13 +2,14 @@ import { metricLabels, type CheckSpec, type FixCommandSpec } from './check-spec.
 import { dnsCheck } from './dns/index.ts';
 import { macDiffCheck } from './macs/index.ts';
 import { resolverCheck } from './resolver/index.ts';
+import { dhcpCheck } from './dhcp/index.ts';
 
 /**
  * Every check, in help order: the one list. The /maas and terminal commands, the jobs and their
  * queues, the drift scans, deduplication, the report kinds, the help text and the metric labels
  * are all derived from it. Adding a check is its folder under src/features/ and one line here.
  */
-export const CHECKS = [dnsCheck, resolverCheck, macDiffCheck] as const;
+export const CHECKS = [dnsCheck, resolverCheck, macDiffCheck, dhcpCheck] as const;
 
 export type RegisteredCheck = (typeof CHECKS)[number];
 export type CheckName = RegisteredCheck['name'];

@@ -1,0 +1,22 @@
+import { probeFailed } from '../../report.ts';
+import type { Evaluation } from '../check-spec.ts';
+import { dhcpFindings } from '../resolver/dhcp-findings.ts';
+import { evaluateResolverCheck } from '../resolver/check.ts';
+import type { DhcpSnapshot } from './gather.ts';
+
+/** Pure: the option 6 servers nodes are handed, whether they are what MAAS's subnet says, and the rack's failing resolver first. */
+export function evaluateDhcp(snapshot: DhcpSnapshot): Evaluation {
+  const { site } = snapshot;
+  if (snapshot.outcome === 'no-rack') return evaluateResolverCheck({ site });
+  if (snapshot.outcome === 'unread') {
+    return { verdict: `Could not read DHCP option 6 at ${site}: ${snapshot.reason}`, findings: [probeFailed(site, `DHCP option 6 not read: ${snapshot.reason}`, snapshot.fix)] };
+  }
+  const { dhcp } = snapshot.rack;
+  const findings = dhcpFindings(snapshot.rack, snapshot.subnet);
+  const shown = dhcp.servers.join(', ') || 'no DNS server';
+  const handed = `${site}: nodes on ${dhcp.subnet} are handed ${shown} (DHCP option 6)`;
+  if (findings.some((f) => f.code === 'RESOLVER_DHCP_RACK_FIRST')) return { verdict: `${handed}: the rack's own failing resolver comes first`, findings };
+  const servers = findings.find((f) => f.code === 'RESOLVER_DHCP_SERVERS');
+  if (servers?.severity === 'warning') return { verdict: `${handed}, which may not be what MAAS's subnet says now`, findings };
+  return { verdict: handed, findings };
+}

@@ -1,0 +1,2 @@
+export { dhcpCheck } from './check.ts';
+export { gatherDhcp, type DhcpSnapshot } from './gather.ts';
