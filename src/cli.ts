@@ -9,7 +9,7 @@ import { CHECKS, FIX_COMMANDS } from './features/registry.ts';
 import { readMaasMaxBodyBytes } from './env.ts';
 import { createLogger } from './log.ts';
 import { packageVersion } from './package-version.ts';
-import { createRedactor } from './redact.ts';
+import { configNames, createRedactor } from './redact.ts';
 import { exitCodeFor, type Report } from './report.ts';
 import { sitesOverview, sitesText } from './sites.ts';
 import { reportsText } from './text-render.ts';
@@ -194,7 +194,7 @@ function load(options: CliOptions, env: NodeJS.ProcessEnv, io: Out): LoadedConfi
 
 async function runJobInline(command: string, target: string, options: CliOptions, io: Out, env: NodeJS.ProcessEnv): Promise<number> {
   const loaded = load(options, env, io);
-  const redact = createRedactor(loaded.secrets);
+  const redact = createRedactor(loaded.secrets, { names: configNames(loaded.config) });
   const log = createLogger({ redact, level: env.LOG_LEVEL ?? 'warn' });
   const { createRealAdapters } = await import('./real-adapters.ts');
   const adapters = createRealAdapters(loaded.config, { maasMaxBodyBytes: readMaasMaxBodyBytes(env) });

@@ -197,6 +197,8 @@ describe('secret canaries never leave', () => {
     expect(channel).toMatch(/MAAS region-a answered 500 to GET machines\/\?op=power_parameters.*power query failed/);
     expect(cliOut.join('\n')).toMatch(/answered 500 to GET machines\/\?op=power_parameters: Internal error: power_pass=\[redacted\]/);
     expect(cliOut.join('\n')).toMatch(/"kind": "mac-diff"/);
+    // A configured name that looks like a credential key stays readable in the terminal too.
+    expect(cliOut.join('\n')).toMatch(/prod-badtoken: (?!\[redacted\])/);
     // maas-chatops audit --json printed the trail the Slack commands wrote.
     const trail = JSON.parse(cliOut.at(-1) ?? '[]') as { action: string; target?: string; actor: string }[];
     expect(trail).toContainEqual(expect.objectContaining({ action: 'resolver-check', target: 'site-deadrack', actor: LAB_USERS.operator }));
