@@ -9,6 +9,7 @@ import { KNOWN_COMMANDS, KNOWN_JOB_KINDS } from '../../src/metrics.ts';
 import { DEDUPLICATED_JOBS } from '../../src/queue/dedup.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const manifest = readFileSync(new URL('../../manifest.yml', import.meta.url), 'utf8');
 
 /** The Slack column of the README's Commands table: `/maas dns-check <cluster>\|all` → `dns-check <cluster>|all`. */
 function readmeSlackCommands(): string[] {
@@ -62,5 +63,11 @@ describe('the check registry', () => {
     for (const check of CHECKS) expect(rows, check.name).toContain(checkUsage(check));
     for (const { fix, targetKind } of FIX_COMMANDS) expect(rows, fix.name).toContain(fixUsage(fix, targetKind));
     for (const row of rows) expect(COMMAND_NAMES, row).toContain(row.split(' ')[0]);
+  });
+
+  it("names every /maas subcommand in the Slack manifest's usage hint", () => {
+    const hint = /usage_hint: "([^"]+)"/.exec(manifest)?.[1] ?? '';
+    const named = hint.split('|').map((part) => part.trim().split(' ')[0]);
+    for (const name of COMMAND_NAMES) expect(named, name).toContain(name);
   });
 });
