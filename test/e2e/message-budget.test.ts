@@ -1,4 +1,3 @@
-import { commandRouter } from '../../commands/dispatch.ts';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobDefinition } from '../../src/job-types.ts';
@@ -10,10 +9,10 @@ import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-worker
 import { createRedis } from '../../src/queue/redis-connection.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { finishReport } from '../../src/report.ts';
-import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
+import { type SlackApp } from '../../src/slack/app.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
-import { capturedLog, recordingQueue, testConfig } from './slack-harness.ts';
+import { capturedLog, recordingQueue, startHttpBot, testConfig } from './slack-harness.ts';
 
 let emulator: SlackEmulator;
 
@@ -106,21 +105,7 @@ describe('command answers through the real Bolt app', () => {
 
   it('fall back to plain text when both the response_url and the Web API refuse the blocks', async () => {
     const fallbacks: string[] = [];
-    bot = await createSlackApp({
-      commands: commandRouter,
-      config: testConfig(),
-      botToken: emulator.botToken,
-      signingSecret: emulator.signingSecret,
-      mode: 'http',
-      port: 0,
-      host: '127.0.0.1',
-      slackApiUrl: emulator.apiUrl,
-      enqueue: recordingQueue().enqueue,
-      log: capturedLog().log,
-      redact: (s) => s,
-      onSlackFallback: (reason) => fallbacks.push(reason),
-    });
-    await bot.start();
+    bot = await startHttpBot(emulator, recordingQueue().enqueue, { onSlackFallback: (reason) => fallbacks.push(reason) });
     emulator.refuseNext(1, 'invalid_blocks', 'response_url');
     emulator.refuseNext(1, 'msg_blocks_too_long', 'chat.postEphemeral');
 

@@ -1,12 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandRouter } from '../../commands/dispatch.ts';
 import type { JobData } from '../../src/job-types.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import type { ReplyTarget } from '../../src/notifier.ts';
 import { finishReport, type Report } from '../../src/report.ts';
-import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
+import { type SlackApp } from '../../src/slack/app.ts';
 import { createSlackNotifier } from '../../src/slack/notifier.ts';
-import { capturedLog, recordingQueue, testConfig, type CapturedLog } from './slack-harness.ts';
+import { capturedLog, recordingQueue, startHttpBot, type CapturedLog } from './slack-harness.ts';
 
 /*
  * "Slack at incident scale", one top-level message per command: a check's "running, the result
@@ -24,20 +23,7 @@ beforeEach(async () => {
   emulator = await startSlackEmulator({ channels: ['C0OPS'] });
   const queue = recordingQueue();
   queued = queue.calls;
-  bot = await createSlackApp({
-    commands: commandRouter,
-    config: testConfig(),
-    botToken: emulator.botToken,
-    signingSecret: emulator.signingSecret,
-    mode: 'http',
-    port: 0,
-    host: '127.0.0.1',
-    slackApiUrl: emulator.apiUrl,
-    enqueue: queue.enqueue,
-    log: capturedLog().log,
-    redact: (s) => s,
-  });
-  await bot.start();
+  bot = await startHttpBot(emulator, queue.enqueue);
   workerLog = capturedLog();
 });
 

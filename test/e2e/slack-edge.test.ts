@@ -1,14 +1,13 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandRouter } from '../../commands/dispatch.ts';
 import { createAuditLog, type AuditLog } from '../../src/audit/audit-log.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
-import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
+import { type SlackApp } from '../../src/slack/app.ts';
 import { metricsOutcome } from '../../src/slack/command-result.ts';
 import { commandName } from '../../src/slack/invocation.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
-import { capturedLog, recordingQueue, testConfig, type RecordingQueue } from './slack-harness.ts';
+import { capturedLog, recordingQueue, startHttpBot, type RecordingQueue } from './slack-harness.ts';
 
 /*
  * One edge: each /maas is parsed once, authorized and dispatched, and what became of it is a
@@ -41,22 +40,7 @@ afterEach(async () => {
 });
 
 async function startBot(queue: RecordingQueue): Promise<void> {
-  bot = await createSlackApp({
-    commands: commandRouter,
-    config: testConfig(),
-    botToken: emulator.botToken,
-    signingSecret: emulator.signingSecret,
-    mode: 'http',
-    port: 0,
-    host: '127.0.0.1',
-    slackApiUrl: emulator.apiUrl,
-    enqueue: queue.enqueue,
-    log: capturedLog().log,
-    redact: (s) => s,
-    audit,
-    onCommand: (invocation, result) => metrics.recordCommand(commandName(invocation), metricsOutcome(result)),
-  });
-  await bot.start();
+  bot = await startHttpBot(emulator, queue.enqueue, { audit, onCommand: (invocation, result) => metrics.recordCommand(commandName(invocation), metricsOutcome(result)) });
   appUrl = `http://127.0.0.1:${bot.port}`;
 }
 

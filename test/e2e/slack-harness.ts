@@ -3,6 +3,9 @@ import pino from 'pino';
 import type { JobData } from '../../src/job-types.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import type { Logger } from '../../src/log.ts';
+import { commandRouter } from '../../commands/dispatch.ts';
+import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
+import type { SlackEmulator } from '../../lab/slack-emulator/index.ts';
 
 /** Shared set-up for the Slack e2e tests: a config, a recording queue, a captured log. */
 
@@ -53,4 +56,27 @@ export function capturedLog(): CapturedLog {
     },
   });
   return { log: pino({ level: 'debug' }, stream), lines };
+}
+
+/**
+ * The real Bolt app in HTTP mode on a free loopback port, speaking to the emulator: the test
+ * config, the commands' router, no redaction; `extra` overrides any of it.
+ */
+export async function startHttpBot(emulator: SlackEmulator, enqueue: SlackAppOptions['enqueue'], extra: Partial<SlackAppOptions> = {}): Promise<SlackApp> {
+  const bot = await createSlackApp({
+    commands: commandRouter,
+    config: testConfig(),
+    botToken: emulator.botToken,
+    signingSecret: emulator.signingSecret,
+    mode: 'http',
+    port: 0,
+    host: '127.0.0.1',
+    slackApiUrl: emulator.apiUrl,
+    enqueue,
+    log: capturedLog().log,
+    redact: (s) => s,
+    ...extra,
+  });
+  await bot.start();
+  return bot;
 }

@@ -5,7 +5,7 @@ import { findCommand, registerCommand } from '../../commands/index.ts';
 import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { createRedactor } from '../../src/redact.ts';
 import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
-import { capturedLog, recordingQueue, testConfig, type RecordingQueue } from './slack-harness.ts';
+import { capturedLog, recordingQueue, startHttpBot, testConfig, type RecordingQueue } from './slack-harness.ts';
 
 // A stand-in check command, only while the real one is not registered yet.
 if (!findCommand('dns-check')) registerCommand(checkCommand({ name: 'dns-check', targetKind: 'cluster', summary: 'test stand-in' }));
@@ -15,22 +15,7 @@ let bot: SlackApp | undefined;
 let appUrl: string;
 
 async function startBot(queue: RecordingQueue, extra: Partial<SlackAppOptions> = {}): Promise<SlackApp> {
-  const { log } = capturedLog();
-  bot = await createSlackApp({
-    commands: commandRouter,
-    config: testConfig(),
-    botToken: emulator.botToken,
-    signingSecret: emulator.signingSecret,
-    mode: 'http',
-    port: 0,
-    host: '127.0.0.1',
-    slackApiUrl: emulator.apiUrl,
-    enqueue: queue.enqueue,
-    log,
-    redact: (s) => s,
-    ...extra,
-  });
-  await bot.start();
+  bot = await startHttpBot(emulator, queue.enqueue, extra);
   appUrl = `http://127.0.0.1:${bot.port}`;
   return bot;
 }
