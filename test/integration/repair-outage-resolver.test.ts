@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { fixResolverRepair } from '../../src/features/resolver/repair.ts';
@@ -37,12 +38,14 @@ describe('fix-resolver: Redis away past the lock mid-repair', () => {
     site.maas.setLatency(1_500);
     await rig.approveAndQueue(plan);
     await waitFor(() => site!.installs().length > 0, 60_000, 'rack.forwarderInstall reaching the rack');
+    // Redis dies while the install holds its SSH command, after the forwarder it started answers.
+    await waitFor(() => forwarderAnswers(site!.forwarderPort), 30_000, 'the installed forwarder answering');
     await rig.killRedis();
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
     await rig.restartRedis();
 
     const stored = await rig.finished(plan.id, 120_000);
-    expect(stored.results?.map((r) => `${r.action} ${r.outcome}`)).toEqual(['install-forwarder verified', 'verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp verified', 'check-resolver verified']);
+    expect(stored.results?.map((r) => `${r.action} ${r.outcome}`), JSON.stringify(stored.results)).toEqual(['install-forwarder verified', 'verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp verified', 'check-resolver verified']);
     expect(site.installs()).toHaveLength(1);
     expect(countBy(site.writes(), (c) => `${c.method} ${c.path}`)).toEqual({ 'PUT /MAAS/api/2.0/subnets/20/': 1, 'PUT /MAAS/api/2.0/ipranges/7/': 1 });
 
@@ -52,3 +55,15 @@ describe('fix-resolver: Redis away past the lock mid-repair', () => {
     expect(rig.said.errors).toEqual([]);
   }, 180_000);
 });
+
+/** One SOA query for maas-internal at the forwarder the install starts; true once it answers. */
+async function forwarderAnswers(port: number): Promise<boolean> {
+  const resolver = new Resolver({ timeout: 200, tries: 1 });
+  resolver.setServers([`127.0.0.1:${port}`]);
+  try {
+    await resolver.resolveSoa('maas-internal');
+    return true;
+  } catch {
+    return false;
+  }
+}
