@@ -1,34 +1,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findCommand } from '../../commands/index.ts';
 import { findJob } from '../../jobs/index.ts';
-import { onPath } from '../../lab/rack-sim/index.ts';
 import { isScanCheck } from '../../src/alerts/scan-checks.ts';
 import { main } from '../../src/cli.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
-import { NODE_SUBNET, RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
+import { NODE_SUBNET, RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 // Real parts: the rack is an ssh2 server running /bin/sh (dig, and cat of the dhcpd.conf the MAAS
 // simulator writes as MAAS would); the rack's resolver is a real dnsmasq that SERVFAILs.
 
-beforeAll(() => {
-  for (const program of ['dig', 'dnsmasq']) {
-    if (!onPath(program)) throw new Error(`${program} is not installed: apt-get install bind9-dnsutils dnsmasq (.ci/run does this)`);
-  }
-});
-
-const sites: ResolverSite[] = [];
-afterEach(async () => {
-  for (const s of sites.splice(0).reverse()) await s.close();
-});
-
-async function site(options: ResolverSiteOptions = {}): Promise<ResolverSite> {
-  const s = await startResolverSite(options);
-  sites.push(s);
-  return s;
-}
+const site = resolverSitesPerTest();
 
 async function dhcpCheck(s: ResolverSite): Promise<Report> {
   const job = findJob('dhcp-check');

@@ -1,35 +1,19 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { fixResolverRepair } from '../../src/features/resolver/repair.ts';
 import { machine } from '../../lab/maas-sim/index.ts';
-import { onPath } from '../../lab/rack-sim/index.ts';
 import type { Report } from '../../src/report.ts';
 import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
 import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
-import { NODE_SUBNET, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
+import { NODE_SUBNET, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 // fix-resolver's canary against the real rack parts (ssh2 + /bin/sh + dig, dnsmasq) and the MAAS
 // simulator, which commissions as MAAS does: Ready when the machine PXE-boots from a MAC MAAS
 // knows, Failed commissioning after node_timeout (30 minutes, on a clock the test moves) when not.
 
-beforeAll(() => {
-  for (const program of ['dig', 'dnsmasq']) {
-    if (!onPath(program)) throw new Error(`${program} is not installed: apt-get install bind9-dnsutils dnsmasq (.ci/run does this)`);
-  }
-});
-
-const sites: ResolverSite[] = [];
-afterEach(async () => {
-  for (const s of sites.splice(0).reverse()) await s.close();
-});
-
-async function site(options: ResolverSiteOptions): Promise<ResolverSite> {
-  // No dhcpd.conf on this rack: the DHCP step has its own tests; these are about the canary.
-  const s = await startResolverSite({ subnet: { dns_servers: ['10.20.0.2'] }, canary: 'canary-1', dhcp: 'none', ...options });
-  sites.push(s);
-  return s;
-}
+// No dhcpd.conf on this rack: the DHCP step has its own tests; these are about the canary.
+const site = resolverSitesPerTest({ subnet: { dns_servers: ['10.20.0.2'] }, canary: 'canary-1', dhcp: 'none' });
 
 const canary = (extra: Partial<Parameters<typeof machine>[0]> = {}) => machine({ system_id: 'cn0001', hostname: 'canary-1', status: 'Ready', macs: ['52:54:00:c0:00:01'], ...extra });
 const run = (s: ResolverSite, apply: boolean) => fixResolverJob.run(s.ctx, { target: 'site-b', interactive: true, apply, requestedBy: 'terminal:ops' });

@@ -3,34 +3,18 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheck } from '../../src/features/resolver/index.ts';
-import { onPath } from '../../lab/rack-sim/index.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
-import { RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
+import { RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);
 
 // Real parts: the rack is an ssh2 server running /bin/sh (dig, and cat of a real dhcpd.conf that
 // the MAAS simulator writes as MAAS 3.6 or 3.7 would); the resolvers are real dnsmasq processes.
 
-beforeAll(() => {
-  for (const program of ['dig', 'dnsmasq']) {
-    if (!onPath(program)) throw new Error(`${program} is not installed: apt-get install bind9-dnsutils dnsmasq (.ci/run does this)`);
-  }
-});
-
-const sites: ResolverSite[] = [];
-afterEach(async () => {
-  for (const s of sites.splice(0).reverse()) await s.close();
-});
-
-async function site(options: ResolverSiteOptions = {}): Promise<ResolverSite> {
-  const s = await startResolverSite(options);
-  sites.push(s);
-  return s;
-}
+const site = resolverSitesPerTest();
 
 const apply = (s: ResolverSite) => fixResolverJob.run(s.ctx, { target: 'site-b', interactive: true, apply: true, requestedBy: 'terminal:ops' });
 const outcomes = (r: Report | undefined) => r?.results?.map((x) => `${x.action} ${x.outcome}`);

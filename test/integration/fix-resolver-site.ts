@@ -11,11 +11,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeAll } from 'vitest';
 import type { JobContext } from '../../src/job-types.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { parseConfigText, type Config } from '../../src/config.ts';
 import { randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type MaasSimulatorOptions, type SimIpRange, type SimMachine, type SimRules, type SubnetInput } from '../../lab/maas-sim/index.ts';
-import { startDnsmasq } from '../../lab/rack-sim/index.ts';
+import { onPath, startDnsmasq } from '../../lab/rack-sim/index.ts';
 import { generateKeyPair, startSshServer, type CommandHandler, type SshSimServer } from '../../lab/ssh-sim/index.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createMaasClient } from '../../src/maas/client.ts';
@@ -199,4 +200,25 @@ function tcpFree(port: number): Promise<boolean> {
     server.once('error', () => resolve(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * For a test file: fails at once without dig or dnsmasq, and returns a starter whose sites are all
+ * closed after each test. `defaults` are this file's options, which a test's own override.
+ */
+export function resolverSitesPerTest(defaults: ResolverSiteOptions = {}): (options?: ResolverSiteOptions) => Promise<ResolverSite> {
+  beforeAll(() => {
+    for (const program of ['dig', 'dnsmasq']) {
+      if (!onPath(program)) throw new Error(`${program} is not installed: apt-get install bind9-dnsutils dnsmasq (.ci/run does this)`);
+    }
+  });
+  const sites: ResolverSite[] = [];
+  afterEach(async () => {
+    for (const s of sites.splice(0).reverse()) await s.close();
+  });
+  return async (options = {}) => {
+    const s = await startResolverSite({ ...defaults, ...options });
+    sites.push(s);
+    return s;
+  };
 }

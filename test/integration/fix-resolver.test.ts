@@ -2,19 +2,18 @@ import { checkJob } from '../../jobs/check-job.ts';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { fixResolverRepair } from '../../src/features/resolver/repair.ts';
 import { resolverCheck } from '../../src/features/resolver/index.ts';
 import type { Adapters } from '../../src/adapters.ts';
 import { main } from '../../src/cli.ts';
-import { onPath } from '../../lab/rack-sim/index.ts';
 import { maasOAuthHeader } from '../../src/maas/oauth-header.ts';
 import { exitCodeFor, type Report } from '../../src/report.ts';
 import { executePlan } from '../../src/repair/executor.ts';
 import { memoryJournal } from '../../src/repair/journal.ts';
 import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
-import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, RACK_HOST, REGION_IP, startResolverSite, type ResolverSite, type ResolverSiteOptions } from './fix-resolver-site.ts';
+import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);
 
@@ -25,22 +24,7 @@ const resolverCheckJob = checkJob(resolverCheck);
 // the simulator, which keeps an omitted allow_dns / allow_proxy / managed as MAAS does (APIEditMixin), or,
 // told to be a stricter peer that is not MAAS, resets them to true.
 
-beforeAll(() => {
-  for (const program of ['dig', 'dnsmasq']) {
-    if (!onPath(program)) throw new Error(`${program} is not installed: apt-get install bind9-dnsutils dnsmasq (.ci/run does this)`);
-  }
-});
-
-const sites: ResolverSite[] = [];
-afterEach(async () => {
-  for (const s of sites.splice(0).reverse()) await s.close();
-});
-
-async function site(options: ResolverSiteOptions = {}): Promise<ResolverSite> {
-  const s = await startResolverSite(options);
-  sites.push(s);
-  return s;
-}
+const site = resolverSitesPerTest();
 
 const run = (s: ResolverSite, apply: boolean) => fixResolverJob.run(s.ctx, { target: 'site-b', interactive: true, apply, requestedBy: 'terminal:ops' });
 const nodeSubnet = (s: ResolverSite) => s.maas.state.subnets.find((x) => x.id === NODE_SUBNET.id);
