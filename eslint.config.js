@@ -16,7 +16,7 @@ export default tseslint.config(
   { files: ['src/cli.ts', 'lab/**', 'bench/**', 'bin/**', 'test/**'], rules: { 'no-console': 'off' } },
   {
     // The Slack edge and the audit trail sit below the subcommands and jobs: only the composition root wires them together.
-    files: ['src/slack/**', 'src/audit/**'],
+    files: ['src/edge/slack/**', 'src/engine/audit/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/commands/*', '**/jobs/*'], message: 'Only the composition root (src/main.ts, src/cli.ts) imports commands/ or jobs/.' }] }] },
   },
 );

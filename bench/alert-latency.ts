@@ -12,17 +12,17 @@
 import { writeResultsSection } from './lib/results-md.ts';
 import os from 'node:os';
 import { findJob } from '../jobs/index.ts';
-import type { JobDefinition } from '../src/job-types.ts';
-import { startAlerting, type Alerting } from '../src/alerts/start-alerting.ts';
-import { parseConfigText } from '../src/config.ts';
+import type { JobDefinition } from '../src/engine/job-types.ts';
+import { startAlerting, type Alerting } from '../src/edge/alerts/start-alerting.ts';
+import { parseConfigText } from '../src/core/config.ts';
 import { machine, virshPower, type SimMachine } from '../lab/maas-sim/index.ts';
 import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
 import { startMacLab, type MacLab, type MacLabSetup, type VmDomain } from '../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../src/log.ts';
-import { JobQueues } from '../src/queue/job-queues.ts';
-import { createRedis } from '../src/queue/redis-connection.ts';
-import { createRedactor } from '../src/redact.ts';
-import { createSlackGateway, type SlackGateway } from '../src/slack/gateway.ts';
+import { silentLogger } from '../src/core/log.ts';
+import { JobQueues } from '../src/engine/queue/job-queues.ts';
+import { createRedis } from '../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../src/core/redact.ts';
+import { createSlackGateway, type SlackGateway } from '../src/edge/slack/gateway.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ALERTS = 'C0ALERTS';

@@ -14,11 +14,11 @@
 import { randomInt } from 'node:crypto';
 import { fixMacsJob } from '../jobs/fix-macs.ts';
 import { fixMacsRepair } from '../src/features/macs/repair.ts';
-import type { LockTuning } from '../src/job-types.ts';
+import type { LockTuning } from '../src/engine/job-types.ts';
 import { machine, virshPower } from '../lab/maas-sim/index.ts';
 import { startOutageRig } from '../lab/repair-outage.ts';
 import { startMacLab } from '../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../src/log.ts';
+import { silentLogger } from '../src/core/log.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 
 const COMMAND = 'node --import tsx bench/exactly-once.ts';

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { LAB_CHANNELS, LAB_USERS } from '../lab/lab-world.ts';
 import { startSentinelBot, type SentinelBot } from '../lab/sentinel-bot.ts';
-import { silentLogger } from '../src/log.ts';
+import { silentLogger } from '../src/core/log.ts';
 import { summary } from './lib/load-rig.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 

@@ -16,18 +16,18 @@
  * Writes (or replaces) the `## Slack at incident scale` section of bench/RESULTS.md.
  */
 import { stringify } from 'yaml';
-import { renderAlert } from '../src/alerts/alert-message.ts';
-import { parseConfigText } from '../src/config.ts';
+import { renderAlert } from '../src/edge/alerts/alert-message.ts';
+import { parseConfigText } from '../src/core/config.ts';
 import { startLabRack, type LabRack } from '../lab/rack-sim/lab-rack.ts';
 import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
 import { generateKeyPair } from '../lab/ssh-sim/keys.ts';
-import { silentLogger } from '../src/log.ts';
+import { silentLogger } from '../src/core/log.ts';
 import { startRuntime, type Runtime } from '../src/main.ts';
-import type { Report } from '../src/report.ts';
-import { renderSummary } from '../src/slack/all-summary.ts';
-import { checkMessage } from '../src/slack/message-limits.ts';
-import { renderPlanMessage } from '../src/slack/plan-render.ts';
-import { renderReport, renderReports } from '../src/slack/render.ts';
+import type { Report } from '../src/core/report.ts';
+import { renderSummary } from '../src/edge/slack/all-summary.ts';
+import { checkMessage } from '../src/edge/slack/message-limits.ts';
+import { renderPlanMessage } from '../src/edge/slack/plan-render.ts';
+import { renderReport, renderReports } from '../src/edge/slack/render.ts';
 import { generateWorld } from '../test/helpers/report-worlds.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 
@@ -172,7 +172,7 @@ async function main(): Promise<void> {
     `| bot: results, \`all\` summaries, plans, alerts (${sizes.bot.payloads}) | ${sizes.bot.blocks} | ${sizes.bot.blockText} | ${sizes.bot.bytes} | ${sizes.bot.refused} |`,
     `| baseline: every target of an \`all\` in one message (${sizes.baseline.payloads}) | ${sizes.baseline.blocks} | ${sizes.baseline.blockText} | ${sizes.baseline.bytes} | ${sizes.baseline.refused} |`,
     '',
-    'Limits: 50 blocks, about 13,000 characters of block text (msg_blocks_too_long), 40,000 of text (src/slack/message-limits.ts).',
+    'Limits: 50 blocks, about 13,000 characters of block text (msg_blocks_too_long), 40,000 of text (src/edge/slack/message-limits.ts).',
     '',
     `### /maas resolver-check all over ${SITES} failing sites → summary posted`,
     '',

@@ -18,9 +18,9 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { startMacLab, type MacLab } from '../lab/vmhost-sim/index.ts';
 import type { VmHostProbePlan } from '../src/features/macs/vm-host-targets.ts';
-import { vmHostTarget } from '../src/ssh/targets.ts';
+import { vmHostTarget } from '../src/adapters/ssh/targets.ts';
 import { probeVmHosts } from '../src/features/macs/virsh-probe.ts';
-import { buildDomiflistBatch, splitDomiflistBatch } from '../src/ssh/virsh.ts';
+import { buildDomiflistBatch, splitDomiflistBatch } from '../src/adapters/ssh/virsh.ts';
 import { machineContext, writeResultsSection } from './lib/results-md.ts';
 import { probeWithLoop } from './lib/virsh-per-domain-loop.ts';
 

@@ -1,6 +1,6 @@
-import type { AlertRecord, Silence } from '../src/alerts/alert-record.ts';
-import { formatDuration } from '../src/duration.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import type { AlertRecord, Silence } from '../src/edge/alerts/alert-record.ts';
+import { formatDuration } from '../src/core/duration.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 const MAX_LINES = 40;
 

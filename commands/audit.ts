@@ -1,6 +1,6 @@
-import { auditTextForSlack } from '../src/audit/audit-text.ts';
-import { targetNames, unknownTargetText } from '../src/alerts/alert-targets.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import { auditTextForSlack } from '../src/engine/audit/audit-text.ts';
+import { targetNames, unknownTargetText } from '../src/edge/alerts/alert-targets.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 const USAGE = 'Usage: /maas audit [site|cluster]';
 const SHOWN = 20;

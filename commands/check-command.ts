@@ -1,7 +1,7 @@
-import { describeError } from '../src/errors.ts';
-import { resolveTargets, type TargetKind } from '../src/targets.ts';
-import type { JoinedCheck } from '../src/queue/dedup.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import { describeError } from '../src/core/errors.ts';
+import { resolveTargets, type TargetKind } from '../src/core/targets.ts';
+import type { JoinedCheck } from '../src/engine/queue/dedup.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 /** A diagnose command: validate the target against the config, queue the job, ack. */
 export function checkCommand(spec: { name: string; targetKind: TargetKind; summary: string; job?: string }): CommandDefinition {

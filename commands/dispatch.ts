@@ -1,11 +1,11 @@
-import { describeError } from '../src/errors.ts';
-import type { CommandRouter, DispatchOutcome } from '../src/slack/command-contract.ts';
-import { parseInvocation, type Invocation } from '../src/slack/invocation.ts';
+import { describeError } from '../src/core/errors.ts';
+import type { CommandRouter, DispatchOutcome } from '../src/edge/slack/command-contract.ts';
+import { parseInvocation, type Invocation } from '../src/edge/slack/invocation.ts';
 import { helpReply } from './help.ts';
 import { commandList, findCommand } from './index.ts';
-import type { CommandContext, CommandReply } from '../src/command-types.ts';
+import type { CommandContext, CommandReply } from '../src/edge/command-types.ts';
 
-export { parseCommandText } from '../src/slack/invocation.ts';
+export { parseCommandText } from '../src/edge/slack/invocation.ts';
 
 /** Runs the subcommand an invocation names; unreadable and unknown ones get the help. */
 export async function dispatchInvocation(ctx: CommandContext, invocation: Invocation): Promise<DispatchOutcome> {

@@ -1,6 +1,6 @@
-import { describeError } from '../src/errors.ts';
-import { resolveTargets, type TargetKind } from '../src/targets.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import { describeError } from '../src/core/errors.ts';
+import { resolveTargets, type TargetKind } from '../src/core/targets.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 /**
  * A repair command: validate the one target against the config, queue the plan phase, ack.

@@ -1,4 +1,4 @@
-import type { CommandDefinition, CommandReply } from '../src/command-types.ts';
+import type { CommandDefinition, CommandReply } from '../src/edge/command-types.ts';
 
 export function helpText(commands: readonly CommandDefinition[], problem?: string): string {
   const lines = problem ? [`${problem}`, ''] : [];

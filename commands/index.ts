@@ -7,7 +7,7 @@ import { silenceCommand } from './silence.ts';
 import { scanCommand } from './scan.ts';
 import { auditCommand } from './audit.ts';
 import { CHECKS, COMMAND_NAMES, FIX_COMMANDS, type BuiltInCommand, type CommandName } from '../src/features/registry.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 /** Every /maas subcommand, in help order (src/features/registry.ts COMMAND_NAMES). */
 export const commandList: CommandDefinition[] = [];

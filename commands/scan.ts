@@ -1,6 +1,6 @@
-import { isScanCheck, SCAN_CHECKS, scanTargetsFor } from '../src/alerts/scan-checks.ts';
-import { targetNames, unknownTargetText } from '../src/alerts/alert-targets.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import { isScanCheck, SCAN_CHECKS, scanTargetsFor } from '../src/edge/alerts/scan-checks.ts';
+import { targetNames, unknownTargetText } from '../src/edge/alerts/alert-targets.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 const USAGE = `Usage: /maas scan <site|cluster>|all [${Object.keys(SCAN_CHECKS).join('|')}]`;
 

@@ -1,7 +1,7 @@
-import type { Silence } from '../src/alerts/alert-record.ts';
-import { formatDuration, parseDuration } from '../src/duration.ts';
-import { targetNames, unknownTargetText } from '../src/alerts/alert-targets.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import type { Silence } from '../src/edge/alerts/alert-record.ts';
+import { formatDuration, parseDuration } from '../src/core/duration.ts';
+import { targetNames, unknownTargetText } from '../src/edge/alerts/alert-targets.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 const USAGE = 'Usage: /maas silence <site|cluster|all> <duration>|off   (durations: 30m, 2h, 1d)';
 /** A silence longer than this is more likely forgotten than meant. */

@@ -1,5 +1,5 @@
-import { sitesOverview, sitesText } from '../src/sites.ts';
-import type { CommandDefinition } from '../src/command-types.ts';
+import { sitesOverview, sitesText } from '../src/edge/terminal/sites.ts';
+import type { CommandDefinition } from '../src/edge/command-types.ts';
 
 export const sitesCommand: CommandDefinition = {
   name: 'sites',

@@ -1,5 +1,5 @@
 import { runCheck, type RunnableCheck } from '../src/features/run-check.ts';
-import type { JobDefinition } from '../src/job-types.ts';
+import type { JobDefinition } from '../src/engine/job-types.ts';
 
 /** A check's job: `<check> <target>|all`, one report per target (src/features/run-check.ts). */
 export function checkJob(spec: RunnableCheck): JobDefinition {

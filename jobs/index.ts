@@ -1,4 +1,4 @@
-import type { JobDefinition, QueuedData } from '../src/job-types.ts';
+import type { JobDefinition, QueuedData } from '../src/engine/job-types.ts';
 import { CHECKS, FIX_NAMES, type FixName } from '../src/features/registry.ts';
 import { checkJob } from './check-job.ts';
 import { fixMacsJob } from './fix-macs.ts';

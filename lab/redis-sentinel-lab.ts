@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { botAclLine } from '../src/queue/redis-acl.ts';
+import { botAclLine } from '../src/engine/queue/redis-acl.ts';
 import { freePort } from './private-redis.ts';
 
 /**

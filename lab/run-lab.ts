@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { describeError } from '../src/errors.ts';
-import { createLogger } from '../src/log.ts';
+import { describeError } from '../src/core/errors.ts';
+import { createLogger } from '../src/core/log.ts';
 import { labScript, type LabClickStep, type LabCommandStep, type LabStep } from './lab-script.ts';
 import { startLabBot, type LabBot } from './lab-bot.ts';
 import { LAB_CHANNELS, LAB_USERS } from './lab-world.ts';

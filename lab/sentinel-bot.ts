@@ -1,5 +1,5 @@
-import { parseConfigText } from '../src/config.ts';
-import type { Logger } from '../src/log.ts';
+import { parseConfigText } from '../src/core/config.ts';
+import type { Logger } from '../src/core/log.ts';
 import { startRuntime, type Runtime } from '../src/main.ts';
 import { LAB_CHANNELS, startLabWorld, type LabWorld } from './lab-world.ts';
 import { startSentinelLab, type SentinelLab } from './redis-sentinel-lab.ts';

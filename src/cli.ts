@@ -3,16 +3,16 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { findJob, jobRegistry } from '../jobs/index.ts';
 import '../commands/index.ts';
-import { loadConfig, type LoadedConfig } from './config.ts';
-import { ChatopsError, describeError } from './errors.ts';
+import { loadConfig, type LoadedConfig } from './core/config.ts';
+import { ChatopsError, describeError } from './core/errors.ts';
 import { CHECKS, FIX_COMMANDS } from './features/registry.ts';
-import { readMaasMaxBodyBytes } from './env.ts';
-import { createLogger } from './log.ts';
-import { packageVersion } from './package-version.ts';
-import { configNames, createRedactor } from './redact.ts';
-import { exitCodeFor, type Report } from './report.ts';
-import { sitesOverview, sitesText } from './sites.ts';
-import { reportsText } from './text-render.ts';
+import { readMaasMaxBodyBytes } from './core/env.ts';
+import { createLogger } from './core/log.ts';
+import { packageVersion } from './core/package-version.ts';
+import { configNames, createRedactor } from './core/redact.ts';
+import { exitCodeFor, type Report } from './core/report.ts';
+import { sitesOverview, sitesText } from './edge/terminal/sites.ts';
+import { reportsText } from './edge/terminal/text-render.ts';
 
 export const EXIT = { ok: 0, problems: 1, failed: 2, usage: 64 } as const;
 
@@ -131,7 +131,7 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
     .argument('[count]', 'how many entries (default 50)')
     .action(
       run('audit', async (options, args) => {
-        const { runAuditCli } = await import('./audit/audit-cli.ts');
+        const { runAuditCli } = await import('./engine/audit/audit-cli.ts');
         return runAuditCli({ loaded: load(options, env, io), env, args, json: options.json, out: io.out, err: io.err });
       }),
     );
@@ -196,7 +196,7 @@ async function runJobInline(command: string, target: string, options: CliOptions
   const loaded = load(options, env, io);
   const redact = createRedactor(loaded.secrets, { names: configNames(loaded.config) });
   const log = createLogger({ redact, level: env.LOG_LEVEL ?? 'warn' });
-  const { createRealAdapters } = await import('./real-adapters.ts');
+  const { createRealAdapters } = await import('./adapters/real-adapters.ts');
   const adapters = createRealAdapters(loaded.config, { maasMaxBodyBytes: readMaasMaxBodyBytes(env) });
   const job = findJob(command);
   if (!job) return EXIT.usage;

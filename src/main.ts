@@ -2,33 +2,33 @@ import type { Redis } from 'ioredis';
 import { commandRouter } from '../commands/dispatch.ts';
 import { commandList } from '../commands/index.ts';
 import { workerJobs } from '../jobs/index.ts';
-import type { JobData } from './job-types.ts';
-import type { Adapters } from './adapters.ts';
-import { auditKey, createAuditLog, type AuditLog } from './audit/audit-log.ts';
-import type { LoadedConfig } from './config.ts';
-import { envSecrets, readRuntimeEnv, requireSlackEnv, type RuntimeEnv } from './env.ts';
-import { describeError } from './errors.ts';
-import { healthRoutes, metricsHandler, startHealthServer, type Route } from './health.ts';
-import { createLogger, type Logger } from './log.ts';
-import { bullmqDepthSupplier, createMetrics, type Metrics } from './metrics.ts';
-import { dashboardRoutesFromEnv } from './queue-dashboard.ts';
-import { JobQueues } from './queue/job-queues.ts';
-import { startJobWorkers } from './queue/job-workers.ts';
-import { DEFAULT_PREFIX } from './queue/queue-names.ts';
-import { createRedis, isSentinel, pingRedis } from './queue/redis-connection.ts';
-import { describeRedis, redisSecrets, redisSettingsFrom } from './queue/redis-settings.ts';
-import { configNames, createRedactor, type Redactor } from './redact.ts';
-import { createSlackApp, type SlackApp } from './slack/app.ts';
-import { alertActionHandlers } from './slack/alert-actions.ts';
-import { approvalHandlers } from './slack/approvals.ts';
-import { metricsOutcome } from './slack/command-result.ts';
-import { commandName } from './slack/invocation.ts';
-import { createSlackGateway, type SlackGateway } from './slack/gateway.ts';
-import { createPlanStore, type PlanStore } from './repair/plan-store.ts';
-import { AlertStore } from './alerts/alert-store.ts';
-import { startAlerting } from './alerts/start-alerting.ts';
-import { createSlackNotifier } from './slack/notifier.ts';
-import { withTimeout } from './with-timeout.ts';
+import type { JobData } from './engine/job-types.ts';
+import type { Adapters } from './adapters/adapters.ts';
+import { auditKey, createAuditLog, type AuditLog } from './engine/audit/audit-log.ts';
+import type { LoadedConfig } from './core/config.ts';
+import { envSecrets, readRuntimeEnv, requireSlackEnv, type RuntimeEnv } from './core/env.ts';
+import { describeError } from './core/errors.ts';
+import { healthRoutes, metricsHandler, startHealthServer, type Route } from './edge/http/health.ts';
+import { createLogger, type Logger } from './core/log.ts';
+import { bullmqDepthSupplier, createMetrics, type Metrics } from './engine/metrics.ts';
+import { dashboardRoutesFromEnv } from './edge/http/queue-dashboard.ts';
+import { JobQueues } from './engine/queue/job-queues.ts';
+import { startJobWorkers } from './engine/queue/job-workers.ts';
+import { DEFAULT_PREFIX } from './engine/queue/queue-names.ts';
+import { createRedis, isSentinel, pingRedis } from './engine/queue/redis-connection.ts';
+import { describeRedis, redisSecrets, redisSettingsFrom } from './engine/queue/redis-settings.ts';
+import { configNames, createRedactor, type Redactor } from './core/redact.ts';
+import { createSlackApp, type SlackApp } from './edge/slack/app.ts';
+import { alertActionHandlers } from './edge/slack/alert-actions.ts';
+import { approvalHandlers } from './edge/slack/approvals.ts';
+import { metricsOutcome } from './edge/slack/command-result.ts';
+import { commandName } from './edge/slack/invocation.ts';
+import { createSlackGateway, type SlackGateway } from './edge/slack/gateway.ts';
+import { createPlanStore, type PlanStore } from './engine/repair/plan-store.ts';
+import { AlertStore } from './edge/alerts/alert-store.ts';
+import { startAlerting } from './edge/alerts/start-alerting.ts';
+import { createSlackNotifier } from './edge/slack/notifier.ts';
+import { withTimeout } from './core/with-timeout.ts';
 
 export type Role = 'serve' | 'bot' | 'worker';
 
@@ -78,7 +78,7 @@ interface Wiring {
 
 async function buildAdapters(w: Wiring): Promise<Adapters> {
   if (w.options.adapters) return w.options.adapters;
-  const { createRealAdapters } = await import('./real-adapters.ts');
+  const { createRealAdapters } = await import('./adapters/real-adapters.ts');
   return createRealAdapters(w.options.loaded.config, {
     onMaasRequest: (info) => w.metrics.observeMaasRequest(info),
     onPeerRequest: (peer, outcome, ms) => w.metrics.observePeer(peer, outcome, ms / 1000),

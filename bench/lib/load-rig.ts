@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
 import { freePort } from '../../lab/private-redis.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { queueNameFor } from '../../src/queue/queue-names.ts';
+import { queueNameFor } from '../../src/engine/queue/queue-names.ts';
 import { aliasClusters, aliasSites, numbered, writeLabConfigVariant, type WrittenConfig } from './lab-config.ts';
 import { startRoleProcess, type RoleProcess } from './role-process.ts';
 import type { LoadCommand, LoadReply, Sample } from './slash-load.ts';

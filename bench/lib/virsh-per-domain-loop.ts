@@ -1,6 +1,6 @@
-import { sh, type SafeCommand } from '../../src/ssh/shell-quote.ts';
-import type { SshSession } from '../../src/ssh/types.ts';
-import { classifyDomiflist, randomMarker, type DomainProbe, type DomainQuery } from '../../src/ssh/virsh.ts';
+import { sh, type SafeCommand } from '../../src/adapters/ssh/shell-quote.ts';
+import type { SshSession } from '../../src/adapters/ssh/types.ts';
+import { classifyDomiflist, randomMarker, type DomainProbe, type DomainQuery } from '../../src/adapters/ssh/virsh.ts';
 
 /*
  * The baseline: the VM host script as it was before the virsh batch. One SSH command per host,

@@ -8,8 +8,8 @@ import {
   LAST_APPLIED_DNS_HASH_ANNOTATION,
   PREFERRED_SUBNET_CONFIGMAP,
   PREFERRED_SUBNET_KEY,
-} from '../../src/kube/capmaas.ts';
-import type { MaasClusterObject, MaasMachineObject } from '../../src/kube/types.ts';
+} from '../../src/adapters/kube/capmaas.ts';
+import type { MaasClusterObject, MaasMachineObject } from '../../src/adapters/kube/types.ts';
 import type { ConfigMapState, DeploymentState } from './server.ts';
 
 /** Builders for the objects cluster-api-provider-maas keeps, shaped as the API server serves them. */

@@ -1,5 +1,5 @@
 import { dnsHash, EMPTY_SET_HASH } from '../../src/features/dns/dns-hash.ts';
-import type { DnsResource } from '../../src/maas/types.ts';
+import type { DnsResource } from '../../src/adapters/maas/types.ts';
 import { controllerDeployment, maasClusterObject, maasMachineObject, preferredSubnetConfigMap } from './scenario.ts';
 import type { KubeSimState } from './server.ts';
 

@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CAPMAAS_GROUP, CAPMAAS_VERSION, MAAS_CLUSTER_PLURAL, MAAS_MACHINE_PLURAL } from '../../src/kube/capmaas.ts';
-import type { MaasClusterObject, MaasMachineObject } from '../../src/kube/types.ts';
+import { CAPMAAS_GROUP, CAPMAAS_VERSION, MAAS_CLUSTER_PLURAL, MAAS_MACHINE_PLURAL } from '../../src/adapters/kube/capmaas.ts';
+import type { MaasClusterObject, MaasMachineObject } from '../../src/adapters/kube/types.ts';
 import { matchesLabelSelector, parseLabelSelector } from './label-selector.ts';
 import { mergePatch } from './merge-patch.ts';
 

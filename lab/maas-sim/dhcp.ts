@@ -6,7 +6,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
-import { versionAtLeast } from '../../src/maas/maas-version.ts';
+import { versionAtLeast } from '../../src/adapters/maas/maas-version.ts';
 import type { MaasScenario, SimSubnet } from './scenario.ts';
 
 export interface SimIpRange {

@@ -2,12 +2,12 @@
  * nodes/<system_id>/interfaces/ as canonical/maas serves it (api/interfaces.py, forms/interface.py,
  * models/interface.py PhysicalInterface.clean for the MAC uniqueness message).
  */
-import { NODE_STATUS } from '../../src/maas/node-status.ts';
+import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import { findMachine } from './machines.ts';
 import { interfaceJson } from './render.ts';
 import { MAC_FIELD_RE, normaliseMac } from './scenario.ts';
 import { everyInterface } from './scenario-lookups.ts';
-import { versionAtLeast } from '../../src/maas/maas-version.ts';
+import { versionAtLeast } from '../../src/adapters/maas/maas-version.ts';
 import type { SimInterface, SimMachine } from './scenario.ts';
 import { conflict, forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 

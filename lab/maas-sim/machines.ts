@@ -3,7 +3,7 @@
  * node_constraint_filter_forms.py (ReadNodesForm filters), api/machines.py and
  * models/node.py (mark_broken, mark_fixed), models/signals/nodes.py (previous_status, owner).
  */
-import { NODE_STATUS } from '../../src/maas/node-status.ts';
+import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import { machineJson } from './render.ts';
 import { MAC_FIELD_RE, normaliseMac, type SimMachine } from './scenario.ts';
 import { knownPools, knownTags, knownZones } from './scenario-lookups.ts';

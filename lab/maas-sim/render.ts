@@ -2,7 +2,7 @@
  * Scenario state → the JSON MAAS 2.0 returns (field lists from canonical/maas
  * src/maasserver/api/machines.py, interfaces.py, dnsresources.py, subnets.py, rackcontrollers.py).
  */
-import { statusName } from '../../src/maas/node-status.ts';
+import { statusName } from '../../src/adapters/maas/node-status.ts';
 import type { MaasScenario, SimDnsResource, SimInterface, SimMachine, SimRackController, SimSubnet } from './scenario.ts';
 import { knownDomains, knownPools, knownZones } from './scenario-lookups.ts';
 

@@ -3,7 +3,7 @@
  * to a file, cloned with structuredClone, and changed by a test between two calls.
  */
 import type { SimDhcp, SimIpRange } from './dhcp.ts';
-import { NODE_STATUS, statusCode } from '../../src/maas/node-status.ts';
+import { NODE_STATUS, statusCode } from '../../src/adapters/maas/node-status.ts';
 import type { SimDiscovery } from './discoveries.ts';
 import type { SimEvent } from './events.ts';
 

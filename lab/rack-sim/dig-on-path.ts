@@ -2,7 +2,7 @@ import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { quoteArg } from '../../src/ssh/shell-quote.ts';
+import { quoteArg } from '../../src/adapters/ssh/shell-quote.ts';
 
 /** Is there an executable `program` on PATH? */
 export function onPath(program: string, path = process.env.PATH ?? ''): boolean {

@@ -1,10 +1,10 @@
 /**
  * The Block Kit limits Slack enforces when a message is posted: the emulator refuses exactly what
- * the bot's message budget keeps out (src/slack/message-limits.ts cites Slack's documentation).
+ * the bot's message budget keeps out (src/edge/slack/message-limits.ts cites Slack's documentation).
  */
-import { SLACK_MESSAGE_LIMITS } from '../../src/slack/message-limits.ts';
+import { SLACK_MESSAGE_LIMITS } from '../../src/edge/slack/message-limits.ts';
 
-export { checkBlocks, checkMessage, type MessageProblem } from '../../src/slack/message-limits.ts';
+export { checkBlocks, checkMessage, type MessageProblem } from '../../src/edge/slack/message-limits.ts';
 
 export const BLOCK_LIMITS = {
   blocks: SLACK_MESSAGE_LIMITS.blocks,

@@ -1,5 +1,5 @@
 import ssh2 from 'ssh2';
-import { fingerprintOfPublicKeyLine } from '../../src/ssh/fingerprint.ts';
+import { fingerprintOfPublicKeyLine } from '../../src/adapters/ssh/fingerprint.ts';
 
 const { utils } = ssh2;
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { delimiter } from 'node:path';
 import ssh2 from 'ssh2';
 import type { Connection, ParsedKey, ServerChannel } from 'ssh2';
-import { sha256Fingerprint } from '../../src/ssh/fingerprint.ts';
+import { sha256Fingerprint } from '../../src/adapters/ssh/fingerprint.ts';
 import { generateKeyPair } from './keys.ts';
 
 const { Server, utils } = ssh2;

@@ -1,8 +1,8 @@
 import ssh2 from 'ssh2';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
-import { createMaasClient, type ClosableMaasClient } from '../../src/maas/client.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
+import { createMaasClient, type ClosableMaasClient } from '../../src/adapters/maas/client.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator, type MaasSimulatorOptions, type ScenarioInput, type SimMachine } from '../maas-sim/index.ts';
 import { generateKeyPair, type KeyPair } from '../ssh-sim/index.ts';
 import { startLatencyProxy, type LatencyProxy } from './latency-proxy.ts';

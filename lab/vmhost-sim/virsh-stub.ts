@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { quoteArg } from '../../src/ssh/shell-quote.ts';
+import { quoteArg } from '../../src/adapters/ssh/shell-quote.ts';
 
 /** One NIC of a simulated libvirt domain. */
 export interface VmNic {

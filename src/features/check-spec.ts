@@ -1,9 +1,9 @@
-import type { Adapters } from '../adapters.ts';
-import type { Config } from '../config.ts';
-import type { Logger } from '../log.ts';
-import type { Finding } from '../report.ts';
-import type { RepairSpec } from '../repair/repair-spec.ts';
-import type { TargetConfig, TargetKind } from '../targets.ts';
+import type { Adapters } from '../adapters/adapters.ts';
+import type { Config } from '../core/config.ts';
+import type { Logger } from '../core/log.ts';
+import type { Finding } from '../core/report.ts';
+import type { RepairSpec } from '../engine/repair/repair-spec.ts';
+import type { TargetConfig, TargetKind } from '../core/targets.ts';
 
 /** A `schedules` key of the config: how often the drift scan of a check runs. */
 export type ScheduleKey = keyof Config['schedules'];
@@ -27,13 +27,13 @@ export interface FixCommandSpec<Name extends string = string> {
   readonly name: Name;
   /** What its plan does, for its help lines: Slack's "plan <this>, posted for an approver's Approve", the terminal's "plan (and with --apply, run) <this>". */
   readonly plans: string;
-  /** How it plans from a fresh check and carries out its typed steps (src/repair/repair-spec.ts). */
+  /** How it plans from a fresh check and carries out its typed steps (src/engine/repair/repair-spec.ts). */
   readonly repair: RepairSpec;
 }
 
 /**
  * `same-target`: identical requests (same check, same target) within the dedup window share one run
- * (src/queue/dedup.ts); `none`: every request runs on its own.
+ * (src/engine/queue/dedup.ts); `none`: every request runs on its own.
  */
 export type DedupRule = 'same-target' | 'none';
 

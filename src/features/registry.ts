@@ -46,7 +46,7 @@ export type CommandName = BuiltInCommand | CheckName | FixName;
 /** Every /maas subcommand in help order: help and sites, the checks, the alert and audit commands, the repairs. */
 export const COMMAND_NAMES: readonly CommandName[] = ['help', 'sites', ...CHECK_NAMES, 'alerts', 'silence', 'scan', 'audit', ...FIX_NAMES];
 
-/** The scan job: one check run for one target by the drift schedulers (src/alerts/scan-job.ts). */
+/** The scan job: one check run for one target by the drift schedulers (src/edge/alerts/scan-job.ts). */
 export const SCAN_JOB = 'scan';
 
 /** Every job kind, each with its own queue: the checks, the repairs, and the scan. */

@@ -1,5 +1,5 @@
-import { finishReport, type Report, type ReportKind } from '../report.ts';
-import { resolveTargets, runPerTarget, type TargetConfig } from '../targets.ts';
+import { finishReport, type Report, type ReportKind } from '../core/report.ts';
+import { resolveTargets, runPerTarget, type TargetConfig } from '../core/targets.ts';
 import type { AnyCheckSpec, CheckContext } from './check-spec.ts';
 
 /** A registered check (its name is a report kind). */

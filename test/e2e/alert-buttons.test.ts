@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../../src/config.ts';
-import { silentLogger } from '../../src/log.ts';
+import { loadConfig } from '../../src/core/config.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startLabBot, type LabBot } from '../../lab/lab-bot.ts';
 import { LAB_CHANNELS, LAB_USERS, type LabWorld } from '../../lab/lab-world.ts';
 import { type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { ALERT_ACTIONS } from '../../src/alerts/alert-message.ts';
-import { commandForAlertAction } from '../../src/slack/alert-actions.ts';
+import { ALERT_ACTIONS } from '../../src/edge/alerts/alert-message.ts';
+import { commandForAlertAction } from '../../src/edge/slack/alert-actions.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 /** An alert's "Plan fix" and "Re-check now" buttons, clicked in the alert channel of a running bot. */

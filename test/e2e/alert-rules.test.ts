@@ -2,13 +2,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { parse as parseYaml, stringify } from 'yaml';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/core/config.ts';
 import { kubeconfigFor } from '../../lab/kube-sim/index.ts';
 import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
-import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
+import { APPROVE_ACTION } from '../../src/edge/slack/plan-render.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 /*

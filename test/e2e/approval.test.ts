@@ -2,17 +2,17 @@ import { blocksText } from '../../lab/transcript.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixDnsJob } from '../../jobs/fix-dns.ts';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
-import type { Adapters } from '../../src/adapters.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
 import { dnsHash } from '../../src/features/dns/evaluate.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
-import { createKubeClient } from '../../src/kube/client.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
+import { createKubeClient } from '../../src/adapters/kube/client.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
 import { dnsResource, machine, randomApiKey, scenario, startMaasSimulator, virshPower, type MaasSimulator } from '../../lab/maas-sim/index.ts';
 import { type EmulatedMessage } from '../../lab/slack-emulator/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
-import { createMaasClient } from '../../src/maas/client.ts';
-import { NODE_STATUS } from '../../src/maas/node-status.ts';
-import { APPROVE_ACTION, REJECT_ACTION } from '../../src/slack/plan-render.ts';
+import { createMaasClient } from '../../src/adapters/maas/client.ts';
+import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
+import { APPROVE_ACTION, REJECT_ACTION } from '../../src/edge/slack/plan-render.ts';
 import { startApprovalStack, type ApprovalStack } from '../helpers/approval-stack.ts';
 
 // The whole approval path with real parts: /maas from the Slack emulator to the real Bolt app

@@ -6,7 +6,7 @@ import { resolverCheck } from '../../src/features/resolver/index.ts';
 import { onPath } from '../../lab/rack-sim/index.ts';
 import { type EmulatedMessage } from '../../lab/slack-emulator/index.ts';
 import { blocksText } from '../../lab/transcript.ts';
-import { APPROVE_ACTION } from '../../src/slack/plan-render.ts';
+import { APPROVE_ACTION } from '../../src/edge/slack/plan-render.ts';
 import { startResolverSite, type ResolverSite } from '../integration/fix-resolver-site.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);

@@ -1,16 +1,16 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobDefinition } from '../../src/job-types.ts';
-import type { Adapters } from '../../src/adapters.ts';
+import type { JobDefinition } from '../../src/engine/job-types.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { createMetrics } from '../../src/metrics.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-workers.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { finishReport } from '../../src/report.ts';
-import { type SlackApp } from '../../src/slack/app.ts';
-import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import { createMetrics } from '../../src/engine/metrics.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
+import { startJobWorkers, type RunningWorkers } from '../../src/engine/queue/job-workers.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { finishReport } from '../../src/core/report.ts';
+import { type SlackApp } from '../../src/edge/slack/app.ts';
+import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 import { capturedLog, recordingQueue, startHttpBot, testConfig } from './slack-harness.ts';
 

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobData } from '../../src/job-types.ts';
+import type { JobData } from '../../src/engine/job-types.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import type { ReplyTarget } from '../../src/notifier.ts';
-import { finishReport, type Report } from '../../src/report.ts';
-import { type SlackApp } from '../../src/slack/app.ts';
-import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import type { ReplyTarget } from '../../src/engine/notifier.ts';
+import { finishReport, type Report } from '../../src/core/report.ts';
+import { type SlackApp } from '../../src/edge/slack/app.ts';
+import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
 import { capturedLog, recordingQueue, startHttpBot, type CapturedLog } from './slack-harness.ts';
 
 /*

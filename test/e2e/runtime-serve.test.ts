@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startLabBot, type LabBot } from '../../lab/lab-bot.ts';
 import { LAB_CHANNELS, LAB_USERS, type LabWorld } from '../../lab/lab-world.ts';
 import { type SlackEmulator } from '../../lab/slack-emulator/index.ts';

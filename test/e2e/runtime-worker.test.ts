@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config.ts';
-import { silentLogger } from '../../src/log.ts';
+import { parseConfigText } from '../../src/core/config.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { freePort, startPrivateRedis, type RedisHandle } from '../../lab/private-redis.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';

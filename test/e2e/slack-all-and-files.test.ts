@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { macSummary, type MacRow } from '../../src/features/macs/summary.ts';
 import { checkMessage, startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { finishReport, type Finding, type Report } from '../../src/report.ts';
-import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { finishReport, type Finding, type Report } from '../../src/core/report.ts';
+import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
 import { blocksText } from '../../lab/transcript.ts';
 import { capturedLog } from './slack-harness.ts';
 

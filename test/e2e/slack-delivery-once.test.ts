@@ -2,12 +2,12 @@ import { commandRouter } from '../../commands/dispatch.ts';
 import { WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createMetrics } from '../../src/metrics.ts';
-import { createSlackNotifier } from '../../src/slack/notifier.ts';
-import { createSlackGateway } from '../../src/slack/gateway.ts';
-import { parseConfigText } from '../../src/config.ts';
-import { createSlackApp } from '../../src/slack/app.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createMetrics } from '../../src/engine/metrics.ts';
+import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
+import { createSlackGateway } from '../../src/edge/slack/gateway.ts';
+import { parseConfigText } from '../../src/core/config.ts';
+import { createSlackApp } from '../../src/edge/slack/app.ts';
 
 /*
  * Slack answering 500 after it stored a message (the emulator carries the call out, then fails):

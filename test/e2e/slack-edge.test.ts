@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAuditLog, type AuditLog } from '../../src/audit/audit-log.ts';
+import { createAuditLog, type AuditLog } from '../../src/engine/audit/audit-log.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { createMetrics, type Metrics } from '../../src/metrics.ts';
-import { type SlackApp } from '../../src/slack/app.ts';
-import { metricsOutcome } from '../../src/slack/command-result.ts';
-import { commandName } from '../../src/slack/invocation.ts';
+import { createMetrics, type Metrics } from '../../src/engine/metrics.ts';
+import { type SlackApp } from '../../src/edge/slack/app.ts';
+import { metricsOutcome } from '../../src/edge/slack/command-result.ts';
+import { commandName } from '../../src/edge/slack/invocation.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 import { capturedLog, recordingQueue, startHttpBot, type RecordingQueue } from './slack-harness.ts';
 

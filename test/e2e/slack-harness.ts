@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import type { JobData } from '../../src/job-types.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
-import type { Logger } from '../../src/log.ts';
+import type { JobData } from '../../src/engine/job-types.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
+import type { Logger } from '../../src/core/log.ts';
 import { commandRouter } from '../../commands/dispatch.ts';
-import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
+import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/edge/slack/app.ts';
 import type { SlackEmulator } from '../../lab/slack-emulator/index.ts';
 
 /** Shared set-up for the Slack e2e tests: a config, a recording queue, a captured log. */

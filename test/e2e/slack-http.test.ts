@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkCommand } from '../../commands/check-command.ts';
 import { findCommand, registerCommand } from '../../commands/index.ts';
 import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/edge/slack/app.ts';
 import { capturedLog, recordingQueue, startHttpBot, testConfig, type RecordingQueue } from './slack-harness.ts';
 
 // A stand-in check command, only while the real one is not registered yet.

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkBlocks, startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { createRedactor } from '../../src/redact.ts';
-import type { Finding, Report } from '../../src/report.ts';
-import { createSlackNotifier, SlackDeliveryError } from '../../src/slack/notifier.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import type { Finding, Report } from '../../src/core/report.ts';
+import { createSlackNotifier, SlackDeliveryError } from '../../src/edge/slack/notifier.ts';
 import { capturedLog } from './slack-harness.ts';
 
 let emulator: SlackEmulator;

@@ -1,7 +1,7 @@
 import { commandRouter } from '../../commands/dispatch.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/slack/app.ts';
+import { createSlackApp, type SlackApp, type SlackAppOptions } from '../../src/edge/slack/app.ts';
 import { capturedLog, recordingQueue, testConfig, type RecordingQueue } from './slack-harness.ts';
 
 let emulator: SlackEmulator;

@@ -1,22 +1,22 @@
 import { commandRouter } from '../../commands/dispatch.ts';
 import type { Redis } from 'ioredis';
 import { executeRepairJob } from '../../jobs/repair-execute.ts';
-import type { JobDefinition, QueuedData } from '../../src/job-types.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import type { AuditInput } from '../../src/audit/audit-entry.ts';
-import type { AuditLog } from '../../src/audit/audit-log.ts';
-import type { Config } from '../../src/config.ts';
+import type { JobDefinition, QueuedData } from '../../src/engine/job-types.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import type { AuditInput } from '../../src/engine/audit/audit-entry.ts';
+import type { AuditLog } from '../../src/engine/audit/audit-log.ts';
+import type { Config } from '../../src/core/config.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { startJobWorkers } from '../../src/queue/job-workers.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createPlanStore, type PlanStore } from '../../src/repair/plan-store.ts';
-import { createSlackApp } from '../../src/slack/app.ts';
-import { alertActionHandlers } from '../../src/slack/alert-actions.ts';
-import { approvalHandlers } from '../../src/slack/approvals.ts';
-import { createSlackNotifier } from '../../src/slack/notifier.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
+import { startJobWorkers } from '../../src/engine/queue/job-workers.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { createPlanStore, type PlanStore } from '../../src/engine/repair/plan-store.ts';
+import { createSlackApp } from '../../src/edge/slack/app.ts';
+import { alertActionHandlers } from '../../src/edge/slack/alert-actions.ts';
+import { approvalHandlers } from '../../src/edge/slack/approvals.ts';
+import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from './redis.ts';
 
 export interface ApprovalStack {

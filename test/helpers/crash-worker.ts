@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { LockTuning } from '../../src/job-types.ts';
+import type { LockTuning } from '../../src/engine/job-types.ts';
 import { TEST_REDIS_URL } from './redis.ts';
 
 const CHILD = fileURLToPath(new URL('../integration/repair-crash-child.ts', import.meta.url));

@@ -1,4 +1,4 @@
-import type { LockTuning } from '../../src/job-types.ts';
+import type { LockTuning } from '../../src/engine/job-types.ts';
 
 /**
  * The repair kinds' BullMQ lock, shrunk for the outage tests: the events (lock and lease lapse,

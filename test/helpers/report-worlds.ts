@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { pinnedMacsSnippet, tableText, type MacRow } from '../../src/features/macs/summary.ts';
-import type { Finding, ReportStep, Report, ReportKind, Severity, StepResult } from '../../src/report.ts';
-import { statusOf } from '../../src/report.ts';
+import type { Finding, ReportStep, Report, ReportKind, Severity, StepResult } from '../../src/core/report.ts';
+import { statusOf } from '../../src/core/report.ts';
 
 /**
  * Generated worlds for the message budget: a small seeded generator (no dependency) of reports

@@ -1,19 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { dispatchCommand } from '../../commands/dispatch.ts';
-import type { CommandContext } from '../../src/command-types.ts';
-import type { JobData, JobDefinition } from '../../src/job-types.ts';
-import { AlertStore } from '../../src/alerts/alert-store.ts';
-import { startAlerting } from '../../src/alerts/start-alerting.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText } from '../../src/config.ts';
+import type { CommandContext } from '../../src/edge/command-types.ts';
+import type { JobData, JobDefinition } from '../../src/engine/job-types.ts';
+import { AlertStore } from '../../src/edge/alerts/alert-store.ts';
+import { startAlerting } from '../../src/edge/alerts/start-alerting.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText } from '../../src/core/config.ts';
 import { startSlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { finishReport } from '../../src/report.ts';
-import { createSlackGateway } from '../../src/slack/gateway.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { finishReport } from '../../src/core/report.ts';
+import { createSlackGateway } from '../../src/edge/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // Real parts: Redis (alert state, silences, the scan queue), BullMQ, the Slack emulator.

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAlerting } from '../../src/alerts/start-alerting.ts';
-import { parseConfigText } from '../../src/config.ts';
+import { startAlerting } from '../../src/edge/alerts/start-alerting.ts';
+import { parseConfigText } from '../../src/core/config.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { startMacLab, type MacLab, type VmDomain } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createSlackGateway } from '../../src/slack/gateway.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { createSlackGateway } from '../../src/edge/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // Real parts end to end: BullMQ schedulers on Redis fire the scan job, which runs the real

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createSlackGateway, type SlackGateway, type SlackGatewayOptions } from '../../src/slack/gateway.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { createSlackGateway, type SlackGateway, type SlackGatewayOptions } from '../../src/edge/slack/gateway.ts';
 
 // Real parts: the Slack Web API emulator over loopback HTTP, reached by @slack/web-api's WebClient.
 

@@ -1,19 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createScanJob } from '../../jobs/scan.ts';
-import type { JobContext, JobDefinition } from '../../src/job-types.ts';
-import { AlertStore } from '../../src/alerts/alert-store.ts';
-import type { AuditInput } from '../../src/audit/audit-entry.ts';
-import type { AuditLog } from '../../src/audit/audit-log.ts';
-import { AlertReconciler } from '../../src/alerts/reconcile.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText } from '../../src/config.ts';
+import type { JobContext, JobDefinition } from '../../src/engine/job-types.ts';
+import { AlertStore } from '../../src/edge/alerts/alert-store.ts';
+import type { AuditInput } from '../../src/engine/audit/audit-entry.ts';
+import type { AuditLog } from '../../src/engine/audit/audit-log.ts';
+import { AlertReconciler } from '../../src/edge/alerts/reconcile.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText } from '../../src/core/config.ts';
 import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { finishReport, type Finding } from '../../src/report.ts';
-import { createSlackGateway, type SlackGateway } from '../../src/slack/gateway.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { finishReport, type Finding } from '../../src/core/report.ts';
+import { createSlackGateway, type SlackGateway } from '../../src/edge/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // Real parts: Redis (alert state, locks), the Slack Web API emulator reached by the paced sender's

@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { JobDefinition } from '../../src/job-types.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText } from '../../src/config.ts';
-import { ChatopsError } from '../../src/errors.ts';
-import { silentLogger } from '../../src/log.ts';
-import type { Notifier, ReplyTarget } from '../../src/notifier.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { startJobWorkers, type RunningWorkers } from '../../src/queue/job-workers.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { finishReport, type Report } from '../../src/report.ts';
+import type { JobDefinition } from '../../src/engine/job-types.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText } from '../../src/core/config.ts';
+import { ChatopsError } from '../../src/core/errors.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { Notifier, ReplyTarget } from '../../src/engine/notifier.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
+import { startJobWorkers, type RunningWorkers } from '../../src/engine/queue/job-workers.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { finishReport, type Report } from '../../src/core/report.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 class RecordingNotifier implements Notifier {

@@ -1,15 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Adapters } from '../../src/adapters.ts';
-import { loadConfig, type ClusterConfig } from '../../src/config.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { loadConfig, type ClusterConfig } from '../../src/core/config.ts';
 import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
-import type { KubeClient } from '../../src/kube/types.ts';
-import { queueNameFor } from '../../src/queue/queue-names.ts';
-import { createRealAdapters } from '../../src/real-adapters.ts';
+import type { KubeClient } from '../../src/adapters/kube/types.ts';
+import { queueNameFor } from '../../src/engine/queue/queue-names.ts';
+import { createRealAdapters } from '../../src/adapters/real-adapters.ts';
 import { writeLabConfigVariant, type WrittenConfig } from '../../bench/lib/lab-config.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findCommand } from '../../commands/index.ts';
 import { findJob } from '../../jobs/index.ts';
-import { isScanCheck } from '../../src/alerts/scan-checks.ts';
+import { isScanCheck } from '../../src/edge/alerts/scan-checks.ts';
 import { main } from '../../src/cli.ts';
-import { exitCodeFor, type Report } from '../../src/report.ts';
+import { exitCodeFor, type Report } from '../../src/core/report.ts';
 import { NODE_SUBNET, RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 // Real parts: the rack is an ssh2 server running /bin/sh (dig, and cat of the dhcpd.conf the MAAS

@@ -1,18 +1,18 @@
 import { checkJob } from '../../jobs/check-job.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dnsCheck } from '../../src/features/dns/index.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
-import { createKubeClient } from '../../src/kube/client.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
+import { createKubeClient } from '../../src/adapters/kube/client.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator } from '../../lab/kube-sim/index.ts';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator } from '../../lab/maas-sim/index.ts';
 import { startLabRack, type LabRack } from '../../lab/rack-sim/index.ts';
 import type { RackMode } from '../../lab/rack-sim/index.ts';
 import { generateKeyPair } from '../../lab/ssh-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createMaasClient } from '../../src/maas/client.ts';
-import type { Finding, Report } from '../../src/report.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createMaasClient } from '../../src/adapters/maas/client.ts';
+import type { Finding, Report } from '../../src/core/report.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 
 const dnsCheckJob = checkJob(dnsCheck);
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/core/config.ts';
 import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
 import { scenario, startMaasSimulator, type MaasSimulator } from '../../lab/maas-sim/index.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { macLabScenario } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { aliasSites, numbered, writeLabConfigVariant, type WrittenConfig } from '../../bench/lib/lab-config.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
@@ -16,7 +16,7 @@ const SLOW_MAAS_LATENCY_MS = 800;
 
 /**
  * Fairness by queue: each job kind has its own BullMQ queue and its own worker slots
- * (src/queue/queue-names.ts, job-workers.ts). Eight mac-diffs of sites behind a slow MAAS
+ * (src/engine/queue/queue-names.ts, job-workers.ts). Eight mac-diffs of sites behind a slow MAAS
  * region fill the mac-diff slots and queue behind them; a dns-check asked for afterwards runs
  * in the dns-check slots at once. Asserted on the order of the posted results, not on time.
  */

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { fixResolverRepair } from '../../src/features/resolver/repair.ts';
 import { machine } from '../../lab/maas-sim/index.ts';
-import type { Report } from '../../src/report.ts';
-import { executePlan } from '../../src/repair/executor.ts';
-import { memoryJournal } from '../../src/repair/journal.ts';
+import type { Report } from '../../src/core/report.ts';
+import { executePlan } from '../../src/engine/repair/executor.ts';
+import { memoryJournal } from '../../src/engine/repair/journal.ts';
 import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
 import { NODE_SUBNET, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheck } from '../../src/features/resolver/index.ts';
-import { exitCodeFor, type Report } from '../../src/report.ts';
+import { exitCodeFor, type Report } from '../../src/core/report.ts';
 import { RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);

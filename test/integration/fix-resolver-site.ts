@@ -12,15 +12,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll } from 'vitest';
-import type { JobContext } from '../../src/job-types.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
+import type { JobContext } from '../../src/engine/job-types.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
 import { randomApiKey, scenario, startMaasSimulator, subnet, type MaasSimulator, type MaasSimulatorOptions, type SimIpRange, type SimMachine, type SimRules, type SubnetInput } from '../../lab/maas-sim/index.ts';
 import { onPath, startDnsmasq } from '../../lab/rack-sim/index.ts';
 import { generateKeyPair, startSshServer, type CommandHandler, type SshSimServer } from '../../lab/ssh-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createMaasClient } from '../../src/maas/client.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createMaasClient } from '../../src/adapters/maas/client.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 
 export const NODE_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
 /** The rack's own address (its resolver listens there), apart from the forwarder's 127.0.0.1: option 6 carries addresses only. */

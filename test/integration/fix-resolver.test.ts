@@ -6,12 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { fixResolverRepair } from '../../src/features/resolver/repair.ts';
 import { resolverCheck } from '../../src/features/resolver/index.ts';
-import type { Adapters } from '../../src/adapters.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
 import { main } from '../../src/cli.ts';
-import { maasOAuthHeader } from '../../src/maas/oauth-header.ts';
-import { exitCodeFor, type Report } from '../../src/report.ts';
-import { executePlan } from '../../src/repair/executor.ts';
-import { memoryJournal } from '../../src/repair/journal.ts';
+import { maasOAuthHeader } from '../../src/adapters/maas/oauth-header.ts';
+import { exitCodeFor, type Report } from '../../src/core/report.ts';
+import { executePlan } from '../../src/engine/repair/executor.ts';
+import { memoryJournal } from '../../src/engine/repair/journal.ts';
 import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
 import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMaasClient, type ClosableMaasClient } from '../../src/maas/client.ts';
-import { followCommissioning, type CommissioningProgress } from '../../src/repair/follow-commissioning.ts';
-import { Secret } from '../../src/secret.ts';
+import { createMaasClient, type ClosableMaasClient } from '../../src/adapters/maas/client.ts';
+import { followCommissioning, type CommissioningProgress } from '../../src/engine/repair/follow-commissioning.ts';
+import { Secret } from '../../src/core/secret.ts';
 import { machine, randomApiKey, scenario, startMaasSimulator, type MaasSimulator, type MaasSimulatorOptions } from '../../lab/maas-sim/index.ts';
 
 let sim: MaasSimulator | undefined;

@@ -2,10 +2,10 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
-import { createAuditLog } from '../../src/audit/audit-log.ts';
-import { startHealthServer, type HealthServer } from '../../src/health.ts';
-import { silentLogger } from '../../src/log.ts';
-import { bullmqDepthSupplier } from '../../src/metrics.ts';
+import { createAuditLog } from '../../src/engine/audit/audit-log.ts';
+import { startHealthServer, type HealthServer } from '../../src/edge/http/health.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { bullmqDepthSupplier } from '../../src/engine/metrics.ts';
 import {
   DASHBOARD_JSON_PATH,
   DASHBOARD_PATH,
@@ -14,8 +14,8 @@ import {
   dashboardRoutesFromEnv,
   isAuthorized,
   type QueueView,
-} from '../../src/queue-dashboard.ts';
-import { createRedactor } from '../../src/redact.ts';
+} from '../../src/edge/http/queue-dashboard.ts';
+import { createRedactor } from '../../src/core/redact.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 const CANARY = 'canary-Zq8vB2nK4wXy';

@@ -1,9 +1,9 @@
 import type { CustomRoute } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
-import { healthRoutes, startHealthServer, type HealthServer, type ReadinessChecks, type Route } from '../../src/health.ts';
-import { createMetrics } from '../../src/metrics.ts';
-import { createRedis, pingRedis } from '../../src/queue/redis-connection.ts';
-import { closeServer, startRoutesServer } from '../../src/slack/routes-server.ts';
+import { healthRoutes, startHealthServer, type HealthServer, type ReadinessChecks, type Route } from '../../src/edge/http/health.ts';
+import { createMetrics } from '../../src/engine/metrics.ts';
+import { createRedis, pingRedis } from '../../src/engine/queue/redis-connection.ts';
+import { closeServer, startRoutesServer } from '../../src/edge/slack/routes-server.ts';
 import { TEST_REDIS_URL } from '../helpers/redis.ts';
 
 const servers: HealthServer[] = [];

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse as yamlParse, stringify as yamlStringify } from 'yaml';
-import type { ClusterConfig } from '../../src/config.ts';
-import { ChatopsError } from '../../src/errors.ts';
-import { createKubeClient } from '../../src/kube/client.ts';
-import type { KubeClient } from '../../src/kube/types.ts';
+import type { ClusterConfig } from '../../src/core/config.ts';
+import { ChatopsError } from '../../src/core/errors.ts';
+import { createKubeClient } from '../../src/adapters/kube/client.ts';
+import type { KubeClient } from '../../src/adapters/kube/types.ts';
 import {
   controllerDeployment,
   kubeconfigFor,
@@ -13,7 +13,7 @@ import {
   startKubeSimulator,
   type KubeSimulator,
 } from '../../lab/kube-sim/index.ts';
-import { Secret } from '../../src/secret.ts';
+import { Secret } from '../../src/core/secret.ts';
 
 const IMAGE = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:v4.9.1-spectro';
 

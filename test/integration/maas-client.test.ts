@@ -2,12 +2,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { MaasRegionConfig } from '../../src/config.ts';
-import { ChatopsError, describeError } from '../../src/errors.ts';
-import { createMaasClient, type ClosableMaasClient, type MaasClientOptions, type MaasRequestInfo } from '../../src/maas/client.ts';
-import { MaasApiError } from '../../src/maas/maas-api-error.ts';
-import { NODE_STATUS, statusName } from '../../src/maas/node-status.ts';
-import { Secret } from '../../src/secret.ts';
+import type { MaasRegionConfig } from '../../src/core/config.ts';
+import { ChatopsError, describeError } from '../../src/core/errors.ts';
+import { createMaasClient, type ClosableMaasClient, type MaasClientOptions, type MaasRequestInfo } from '../../src/adapters/maas/client.ts';
+import { MaasApiError } from '../../src/adapters/maas/maas-api-error.ts';
+import { NODE_STATUS, statusName } from '../../src/adapters/maas/node-status.ts';
+import { Secret } from '../../src/core/secret.ts';
 import {
   dnsResource,
   INTERFACE_STATE_CONFLICT,

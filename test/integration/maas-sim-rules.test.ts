@@ -4,9 +4,9 @@
  */
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { maasOAuthHeader } from '../../src/maas/oauth-header.ts';
-import { createMaasClient, type ClosableMaasClient } from '../../src/maas/client.ts';
-import { Secret } from '../../src/secret.ts';
+import { maasOAuthHeader } from '../../src/adapters/maas/oauth-header.ts';
+import { createMaasClient, type ClosableMaasClient } from '../../src/adapters/maas/client.ts';
+import { Secret } from '../../src/core/secret.ts';
 import {
   dnsResource,
   iface,

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfigText, type Config } from '../../src/config.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
 import { discovery, machine, nodeEvent, rackController, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../lab/maas-sim/index.ts';
-import { createMaasClient, type ClosableMaasClient } from '../../src/maas/client.ts';
-import { MaasApiError } from '../../src/maas/maas-api-error.ts';
+import { createMaasClient, type ClosableMaasClient } from '../../src/adapters/maas/client.ts';
+import { MaasApiError } from '../../src/adapters/maas/maas-api-error.ts';
 
 /*
  * Network discovery and the event log as the simulator serves them, read through our client

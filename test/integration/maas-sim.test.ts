@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import OAuth from 'oauth-1.0a';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { maasOAuthHeader } from '../../src/maas/oauth-header.ts';
+import { maasOAuthHeader } from '../../src/adapters/maas/oauth-header.ts';
 import {
   dnsResource,
   machine,

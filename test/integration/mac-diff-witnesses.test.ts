@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { macDiffCheck } from '../../src/features/macs/index.ts';
 import { discovery, machine, nodeEvent, rackController, virshPower } from '../../lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import type { Report } from '../../src/report.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { Report } from '../../src/core/report.ts';
 
 const macDiffJob = checkJob(macDiffCheck);
 

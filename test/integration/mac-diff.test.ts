@@ -4,11 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { macDiffCheck } from '../../src/features/macs/index.ts';
-import type { JobContext } from '../../src/job-types.ts';
+import type { JobContext } from '../../src/engine/job-types.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { macLabScenario, startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import type { Finding, Report } from '../../src/report.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { Finding, Report } from '../../src/core/report.ts';
 
 const macDiffJob = checkJob(macDiffCheck);
 

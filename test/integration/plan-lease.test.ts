@@ -1,15 +1,15 @@
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Adapters } from '../../src/adapters.ts';
-import type { MaasClient } from '../../src/maas/types.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { executionJobId, REPAIR_EXECUTE_JOB } from '../../src/repair/execute-job-data.ts';
-import { fencedAdapters } from '../../src/repair/fenced-adapters.ts';
-import { LeaseLostError, type PlanLease } from '../../src/repair/plan-lease.ts';
-import { createPlanStore } from '../../src/repair/plan-store.ts';
-import { stepWriter, UnprovenWriteError, type WriteRoute } from '../../src/repair/write-guard.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import type { MaasClient } from '../../src/adapters/maas/types.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { executionJobId, REPAIR_EXECUTE_JOB } from '../../src/engine/repair/execute-job-data.ts';
+import { fencedAdapters } from '../../src/engine/repair/fenced-adapters.ts';
+import { LeaseLostError, type PlanLease } from '../../src/engine/repair/plan-lease.ts';
+import { createPlanStore } from '../../src/engine/repair/plan-store.ts';
+import { stepWriter, UnprovenWriteError, type WriteRoute } from '../../src/engine/repair/write-guard.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // The lease, the fenced journal and the write guard against real Redis.

@@ -5,16 +5,16 @@
  * Started with `node --import tsx`; everything it needs comes from the environment.
  */
 import { executeRepairJob } from '../../jobs/repair-execute.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createMaasClient } from '../../src/maas/client.ts';
-import type { Notifier } from '../../src/notifier.ts';
-import { startJobWorkers } from '../../src/queue/job-workers.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createPlanStore } from '../../src/repair/plan-store.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createMaasClient } from '../../src/adapters/maas/client.ts';
+import type { Notifier } from '../../src/engine/notifier.ts';
+import { startJobWorkers } from '../../src/engine/queue/job-workers.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { createPlanStore } from '../../src/engine/repair/plan-store.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 
 const env = process.env;
 const required = (name: string): string => {

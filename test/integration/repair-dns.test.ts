@@ -5,17 +5,17 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dnsCheck } from '../../src/features/dns/index.ts';
 import { fixDnsJob } from '../../jobs/fix-dns.ts';
-import type { JobContext } from '../../src/job-types.ts';
-import type { Adapters } from '../../src/adapters.ts';
+import type { JobContext } from '../../src/engine/job-types.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
 import { dnsHash, EMPTY_SET_HASH } from '../../src/features/dns/evaluate.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
-import { createKubeClient } from '../../src/kube/client.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
+import { createKubeClient } from '../../src/adapters/kube/client.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../lab/maas-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createMaasClient } from '../../src/maas/client.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { main } from '../../src/cli.ts';
-import { exitCodeFor, type Report } from '../../src/report.ts';
+import { exitCodeFor, type Report } from '../../src/core/report.ts';
 
 const dnsCheckJob = checkJob(dnsCheck);
 

@@ -4,12 +4,12 @@ import { executeRepairJob } from '../../jobs/repair-execute.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { fixMacsRepair } from '../../src/features/macs/repair.ts';
-import type { JobContext } from '../../src/job-types.ts';
-import { silentLogger } from '../../src/log.ts';
-import type { Notifier } from '../../src/notifier.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { planReport } from '../../src/repair/plan.ts';
-import { createPlanStore } from '../../src/repair/plan-store.ts';
+import type { JobContext } from '../../src/engine/job-types.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { Notifier } from '../../src/engine/notifier.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { planReport } from '../../src/engine/repair/plan.ts';
+import { createPlanStore } from '../../src/engine/repair/plan-store.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // The execute job on a real MAAS simulator and real Redis: its data is a plan id and an approver,

@@ -1,17 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import { fixMacsRepair } from '../../src/features/macs/repair.ts';
-import type { JobContext } from '../../src/job-types.ts';
+import type { JobContext } from '../../src/engine/job-types.ts';
 import { machine, virshPower, type MaasSimCall } from '../../lab/maas-sim/index.ts';
 import { macLabScenario, startMacLab, type MacLab, type VmDomain } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { NODE_STATUS } from '../../src/maas/node-status.ts';
-import type { MaasClient } from '../../src/maas/types.ts';
-import { executePlan } from '../../src/repair/executor.ts';
-import { memoryJournal } from '../../src/repair/journal.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
+import type { MaasClient } from '../../src/adapters/maas/types.ts';
+import { executePlan } from '../../src/engine/repair/executor.ts';
+import { memoryJournal } from '../../src/engine/repair/journal.ts';
 import { macStepRunner } from '../../src/features/macs/repair-steps.ts';
-import { withId } from '../../src/repair/plan.ts';
-import { exitCodeFor, type Report } from '../../src/report.ts';
+import { withId } from '../../src/engine/repair/plan.ts';
+import { exitCodeFor, type Report } from '../../src/core/report.ts';
 
 // Real parts: the MAAS simulator (OAuth, MAAS's state rules, a record of every call) and SSH VM
 // hosts whose virsh reports the live MACs, reached by the real MAAS client and SSH connector.

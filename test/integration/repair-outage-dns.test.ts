@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixDnsJob } from '../../jobs/fix-dns.ts';
 import { fixDnsRepair } from '../../src/features/dns/repair.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
-import { createKubeClient } from '../../src/kube/client.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
+import { createKubeClient } from '../../src/adapters/kube/client.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator } from '../../lab/kube-sim/index.ts';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator } from '../../lab/maas-sim/index.ts';
 import { startOutageRig } from '../../lab/repair-outage.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createMaasClient } from '../../src/maas/client.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { OUTAGE_LOCK, OUTAGE_MS, countBy, waitFor } from '../helpers/outage.ts';
 
 // fix-dns under a Redis outage longer than the jobs' lock, struck right after the DNS record PUT

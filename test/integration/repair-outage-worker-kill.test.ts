@@ -4,8 +4,8 @@ import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startOutageRig, type OutageRig } from '../../lab/repair-outage.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { NODE_STATUS } from '../../src/maas/node-status.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import { startCrashWorker } from '../helpers/crash-worker.ts';
 import { OUTAGE_LOCK, OUTAGE_MS, countBy, waitFor } from '../helpers/outage.ts';
 

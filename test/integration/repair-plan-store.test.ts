@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { planReport, withId, type RepairPlan } from '../../src/repair/plan.ts';
-import { createPlanStore, type PlanStore } from '../../src/repair/plan-store.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { planReport, withId, type RepairPlan } from '../../src/engine/repair/plan.ts';
+import { createPlanStore, type PlanStore } from '../../src/engine/repair/plan-store.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
 // The approval state lives in real Redis: these are the transitions every click relies on.

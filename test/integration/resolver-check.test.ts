@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolverCheck } from '../../src/features/resolver/index.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText } from '../../src/config.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText } from '../../src/core/config.ts';
 import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { onPath, startDnsmasq, type RunningDnsmasq } from '../../lab/rack-sim/index.ts';
 import { generateKeyPair, startSshServer, type SshServerOptions, type SshSimServer } from '../../lab/ssh-sim/index.ts';
-import type { Report } from '../../src/report.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
+import type { Report } from '../../src/core/report.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);
 

@@ -2,12 +2,12 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfigText, type SiteConfig } from '../../src/config.ts';
-import { ConfigError } from '../../src/errors.ts';
+import { parseConfigText, type SiteConfig } from '../../src/core/config.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 import { probeSiteResolver } from '../../src/features/resolver/site-probe.ts';
 import { generateKeyPair, startSshServer, type SshSimServer } from '../../lab/ssh-sim/index.ts';
-import { Secret } from '../../src/secret.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
+import { Secret } from '../../src/core/secret.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 
 // Names from the config (and, through it, from MAAS and Slack) must never be read by the rack's
 // shell as code: the config rejects them, and if one got past it, dig receives it as one literal

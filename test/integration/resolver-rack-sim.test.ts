@@ -5,13 +5,13 @@ import { delimiter } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { resolverCheck } from '../../src/features/resolver/index.ts';
-import { parseConfigText } from '../../src/config.ts';
+import { parseConfigText } from '../../src/core/config.ts';
 import { probeSoaDirect } from '../../src/features/resolver/soa-direct.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { createDigStub, digPathPrefix, onPath, startLabRack, startRack, type RackMode, type SimulatedRack } from '../../lab/rack-sim/index.ts';
 import { generateKeyPair, startSshServer } from '../../lab/ssh-sim/index.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
-import { parseDig, type DigResult } from '../../src/ssh/dig.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
+import { parseDig, type DigResult } from '../../src/adapters/ssh/dig.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);
 

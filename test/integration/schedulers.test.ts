@@ -1,18 +1,18 @@
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import type { JobDefinition } from '../../src/job-types.ts';
-import { startAlerting, type Alerting } from '../../src/alerts/start-alerting.ts';
-import type { Adapters } from '../../src/adapters.ts';
-import { parseConfigText, type Config } from '../../src/config.ts';
+import type { JobDefinition } from '../../src/engine/job-types.ts';
+import { startAlerting, type Alerting } from '../../src/edge/alerts/start-alerting.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import { parseConfigText, type Config } from '../../src/core/config.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { queueNameFor } from '../../src/queue/queue-names.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { schedulerIdFor, syncSchedulers } from '../../src/alerts/schedulers.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { finishReport, type Finding } from '../../src/report.ts';
-import { createSlackGateway } from '../../src/slack/gateway.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { queueNameFor } from '../../src/engine/queue/queue-names.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { schedulerIdFor, syncSchedulers } from '../../src/edge/alerts/schedulers.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { finishReport, type Finding } from '../../src/core/report.ts';
+import { createSlackGateway } from '../../src/edge/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 // Real parts: Redis, BullMQ job schedulers firing every few hundred ms, BullMQ workers running the

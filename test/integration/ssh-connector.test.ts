@@ -1,14 +1,14 @@
 import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChatopsError } from '../../src/errors.ts';
+import { ChatopsError } from '../../src/core/errors.ts';
 import { generateKeyPair, knownHostsLine, startSshServer, type SshSimServer } from '../../lab/ssh-sim/index.ts';
-import { Secret } from '../../src/secret.ts';
-import { createSshConnector } from '../../src/ssh/connector.ts';
-import { knownHostsPins } from '../../src/ssh/known-hosts.ts';
-import { createSessionPool } from '../../src/ssh/session-pool.ts';
-import { sh } from '../../src/ssh/shell-quote.ts';
-import type { SshTarget } from '../../src/ssh/types.ts';
+import { Secret } from '../../src/core/secret.ts';
+import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
+import { knownHostsPins } from '../../src/adapters/ssh/known-hosts.ts';
+import { createSessionPool } from '../../src/adapters/ssh/session-pool.ts';
+import { sh } from '../../src/adapters/ssh/shell-quote.ts';
+import type { SshTarget } from '../../src/adapters/ssh/types.ts';
 
 const client = generateKeyPair('chatops-client');
 const servers: SshSimServer[] = [];

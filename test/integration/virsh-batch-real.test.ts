@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVmHostDir, type VmHostDir } from '../../lab/vmhost-sim/index.ts';
-import { buildDomiflistBatch, quoteForVirsh, splitDomiflistBatch, type DomainQuery } from '../../src/ssh/virsh.ts';
+import { buildDomiflistBatch, quoteForVirsh, splitDomiflistBatch, type DomainQuery } from '../../src/adapters/ssh/virsh.ts';
 import { hostileNames } from '../helpers/hostile-names.ts';
 
 /*

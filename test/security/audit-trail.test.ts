@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { auditKey, createAuditLog } from '../../src/audit/audit-log.ts';
-import { createLogger } from '../../src/log.ts';
-import { createRedactor } from '../../src/redact.ts';
+import { auditKey, createAuditLog } from '../../src/engine/audit/audit-log.ts';
+import { createLogger } from '../../src/core/log.ts';
+import { createRedactor } from '../../src/core/redact.ts';
 import { freePort } from '../../lab/private-redis.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommandText } from '../../commands/dispatch.ts';
-import type { SlackPolicy } from '../../src/config.ts';
-import { commandAccess, commandRefusal } from '../../src/slack/command-policy.ts';
+import type { SlackPolicy } from '../../src/core/config.ts';
+import { commandAccess, commandRefusal } from '../../src/edge/slack/command-policy.ts';
 
 const policy: SlackPolicy = {
   commandChannels: ['C0OPS'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config.ts';
-import { ConfigError } from '../../src/errors.ts';
+import { parseConfigText } from '../../src/core/config.ts';
+import { ConfigError } from '../../src/core/errors.ts';
 
 const KEY = 'ck1234567890abcdefgh:tk1234567890abcdefgh:ts1234567890abcdefghijkl';
 

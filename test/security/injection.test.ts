@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { macDiffCheck } from '../../src/features/macs/index.ts';
 import { machine, virshPower } from '../../lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import type { Report } from '../../src/report.ts';
-import { createRedactor, redactDeep } from '../../src/redact.ts';
-import { renderReports } from '../../src/slack/render.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import type { Report } from '../../src/core/report.ts';
+import { createRedactor, redactDeep } from '../../src/core/redact.ts';
+import { renderReports } from '../../src/edge/slack/render.ts';
 import { hostileNames } from '../helpers/hostile-names.ts';
 
 const macDiffJob = checkJob(macDiffCheck);

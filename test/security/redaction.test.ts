@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, secretFragments } from '../../src/redact.ts';
-import { Secret } from '../../src/secret.ts';
+import { createRedactor, secretFragments } from '../../src/core/redact.ts';
+import { Secret } from '../../src/core/secret.ts';
 
 // Shapes the config cannot know: each sample is built at run time, so no token-shaped literal sits in the repo.
 const slackToken = (prefix: string) => `${prefix}-${'1234567890'}-${'A1b2C3d4E5f6G7h8'}`;

@@ -2,18 +2,18 @@ import { commandRouter } from '../../commands/dispatch.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { jobRegistry } from '../../jobs/index.ts';
-import { parseConfigText } from '../../src/config.ts';
-import { silentLogger } from '../../src/log.ts';
+import { parseConfigText } from '../../src/core/config.ts';
+import { silentLogger } from '../../src/core/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
-import { JobQueues } from '../../src/queue/job-queues.ts';
-import { createRedis } from '../../src/queue/redis-connection.ts';
-import { createRedactor } from '../../src/redact.ts';
-import { createPlanStore } from '../../src/repair/plan-store.ts';
-import { planReport, withId } from '../../src/repair/plan.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { createPlanStore } from '../../src/engine/repair/plan-store.ts';
+import { planReport, withId } from '../../src/engine/repair/plan.ts';
 import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { approvalHandlers } from '../../src/slack/approvals.ts';
-import { createSlackApp, type SlackApp } from '../../src/slack/app.ts';
-import { APPROVE_ACTION, REJECT_ACTION } from '../../src/slack/plan-render.ts';
+import { approvalHandlers } from '../../src/edge/slack/approvals.ts';
+import { createSlackApp, type SlackApp } from '../../src/edge/slack/app.ts';
+import { APPROVE_ACTION, REJECT_ACTION } from '../../src/edge/slack/plan-render.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 /*

@@ -16,17 +16,17 @@ const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
   {
     name: 'base',
     paths: [
-      'src/config.ts', 'src/config-schema.ts', 'src/duration.ts', 'src/env.ts', 'src/errors.ts', 'src/kubeconfig-secrets.ts', 'src/log.ts',
-      'src/login-throttle.ts', 'src/mac.ts', 'src/package-version.ts', 'src/peer-outcome.ts', 'src/redact.ts', 'src/report.ts', 'src/secret.ts', 'src/targets.ts',
-      'src/with-timeout.ts',
+      'src/core/config.ts', 'src/core/config-schema.ts', 'src/core/duration.ts', 'src/core/env.ts', 'src/core/errors.ts', 'src/core/kubeconfig-secrets.ts', 'src/core/log.ts',
+      'src/core/login-throttle.ts', 'src/core/mac.ts', 'src/core/package-version.ts', 'src/core/peer-outcome.ts', 'src/core/redact.ts', 'src/core/report.ts', 'src/core/secret.ts', 'src/core/targets.ts',
+      'src/core/with-timeout.ts',
     ],
   },
-  { name: 'adapters', paths: ['src/adapters.ts', 'src/real-adapters.ts', 'src/maas/', 'src/ssh/', 'src/kube/'] },
-  { name: 'engine', paths: ['src/job-types.ts', 'src/notifier.ts', 'src/metrics.ts', 'src/queue/', 'src/repair/', 'src/audit/'] },
+  { name: 'adapters', paths: ['src/adapters/adapters.ts', 'src/adapters/real-adapters.ts', 'src/adapters/maas/', 'src/adapters/ssh/', 'src/adapters/kube/'] },
+  { name: 'engine', paths: ['src/engine/job-types.ts', 'src/engine/notifier.ts', 'src/engine/metrics.ts', 'src/engine/queue/', 'src/engine/repair/', 'src/engine/audit/'] },
   { name: 'features', paths: ['src/features/'] },
   {
     name: 'edge',
-    paths: ['src/command-types.ts', 'src/audit/command-audit.ts', 'src/slack/', 'src/alerts/', 'src/health.ts', 'src/queue-board.ts', 'src/queue-dashboard.ts', 'src/sites.ts', 'src/text-render.ts'],
+    paths: ['src/edge/command-types.ts', 'src/edge/command-audit.ts', 'src/edge/slack/', 'src/edge/alerts/', 'src/edge/http/health.ts', 'src/edge/http/queue-board.ts', 'src/edge/http/queue-dashboard.ts', 'src/edge/terminal/sites.ts', 'src/edge/terminal/text-render.ts'],
   },
   { name: 'root', paths: ['src/main.ts', 'src/cli.ts', 'commands/', 'jobs/'] },
 ];

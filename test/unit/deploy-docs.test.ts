@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { botAclLine } from '../../src/queue/redis-acl.ts';
+import { botAclLine } from '../../src/engine/queue/redis-acl.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const findings = readFileSync(join(ROOT, 'docs/findings.md'), 'utf8');

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { configSchema } from '../../src/config-schema.ts';
-import { redisSettingsFrom } from '../../src/queue/redis-settings.ts';
-import { DEFAULT_CONTROLLER_DEPLOYMENT, DEFAULT_CONTROLLER_NAMESPACE, PREFERRED_SUBNET_CONFIGMAP } from '../../src/kube/capmaas.ts';
+import { configSchema } from '../../src/core/config-schema.ts';
+import { redisSettingsFrom } from '../../src/engine/queue/redis-settings.ts';
+import { DEFAULT_CONTROLLER_DEPLOYMENT, DEFAULT_CONTROLLER_NAMESPACE, PREFERRED_SUBNET_CONFIGMAP } from '../../src/adapters/kube/capmaas.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- manifests are untyped YAML */
 type Manifest = Record<string, any> & { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kubeconfigSecretValues } from '../../src/kubeconfig-secrets.ts';
+import { kubeconfigSecretValues } from '../../src/core/kubeconfig-secrets.ts';
 import { kubeconfigFor } from '../../lab/kube-sim/kubeconfig.ts';
 
 describe('kubeconfigSecretValues', () => {

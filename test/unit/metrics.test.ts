@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { register as globalRegistry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { boundedLabel, createMetrics, peerOutcomeOfError, peerOutcomeOfStatus, slackErrorKind } from '../../src/metrics.ts';
+import { boundedLabel, createMetrics, peerOutcomeOfError, peerOutcomeOfStatus, slackErrorKind } from '../../src/engine/metrics.ts';
 
 async function valueOf(metrics: ReturnType<typeof createMetrics>, name: string, labels: Record<string, string>): Promise<number | undefined> {
   const metric = metrics.registry.getSingleMetric(name);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, redactDeep, secretFragments } from '../../src/redact.ts';
-import { Secret } from '../../src/secret.ts';
+import { createRedactor, redactDeep, secretFragments } from '../../src/core/redact.ts';
+import { Secret } from '../../src/core/secret.ts';
 
 describe('redaction', () => {
   const redact = createRedactor(['canary-secret-value-1', ...secretFragments(new Secret('aaaaaaaa:bbbbbbbb:cccccccccc', 'env:K'))]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config.ts';
-import { ConfigError } from '../../src/errors.ts';
-import { describeRedis, redisSecrets, redisSettingsFrom } from '../../src/queue/redis-settings.ts';
+import { parseConfigText } from '../../src/core/config.ts';
+import { ConfigError } from '../../src/core/errors.ts';
+import { describeRedis, redisSecrets, redisSettingsFrom } from '../../src/engine/queue/redis-settings.ts';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const files: Record<string, string> = { '/etc/redis-ca.pem': PEM, '/etc/not-a-cert': 'hello' };

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { commandList } from '../../commands/index.ts';
 import { jobRegistry } from '../../jobs/index.ts';
-import { SCAN_CHECKS } from '../../src/alerts/scan-checks.ts';
+import { SCAN_CHECKS } from '../../src/edge/alerts/scan-checks.ts';
 import { checkUsage, fixUsage } from '../../src/features/check-spec.ts';
 import { CHECKS, COMMAND_NAMES, FIX_COMMANDS } from '../../src/features/registry.ts';
-import { KNOWN_COMMANDS, KNOWN_JOB_KINDS } from '../../src/metrics.ts';
-import { DEDUPLICATED_JOBS } from '../../src/queue/dedup.ts';
+import { KNOWN_COMMANDS, KNOWN_JOB_KINDS } from '../../src/engine/metrics.ts';
+import { DEDUPLICATED_JOBS } from '../../src/engine/queue/dedup.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const manifest = readFileSync(new URL('../../manifest.yml', import.meta.url), 'utf8');

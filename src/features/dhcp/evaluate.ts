@@ -1,4 +1,4 @@
-import { probeFailed } from '../../report.ts';
+import { probeFailed } from '../../core/report.ts';
 import type { Evaluation } from '../check-spec.ts';
 import { dhcpFindings } from '../resolver/dhcp-findings.ts';
 import { evaluateResolverCheck } from '../resolver/check.ts';

@@ -1,8 +1,8 @@
-import type { RackConfig, SiteConfig } from '../../config.ts';
-import { describeError } from '../../errors.ts';
-import type { Subnet } from '../../maas/types.ts';
-import { rackTarget } from '../../ssh/targets.ts';
-import type { SshSession } from '../../ssh/types.ts';
+import type { RackConfig, SiteConfig } from '../../core/config.ts';
+import { describeError } from '../../core/errors.ts';
+import type { Subnet } from '../../adapters/maas/types.ts';
+import { rackTarget } from '../../adapters/ssh/targets.ts';
+import type { SshSession } from '../../adapters/ssh/types.ts';
 import type { CheckContext } from '../check-spec.ts';
 import type { NodeSubnet } from '../resolver/dhcp-findings.ts';
 import { findSubnet } from '../resolver/node-facing.ts';

@@ -1,5 +1,5 @@
 import type { ClientView } from './client-view.ts';
-import type { Finding } from '../../report.ts';
+import type { Finding } from '../../core/report.ts';
 
 /*
  * MAAS's record beside what clients get for the API name. It never changes the verdict: it says

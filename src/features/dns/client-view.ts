@@ -1,11 +1,11 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import type { ClientViewConfig, Config } from '../../config.ts';
-import { describeError } from '../../errors.ts';
-import { digACommand, parseDig } from '../../ssh/dig.ts';
-import type { SafeCommand } from '../../ssh/shell-quote.ts';
-import { rackTarget } from '../../ssh/targets.ts';
-import type { SshConnector, SshSession } from '../../ssh/types.ts';
+import type { ClientViewConfig, Config } from '../../core/config.ts';
+import { describeError } from '../../core/errors.ts';
+import { digACommand, parseDig } from '../../adapters/ssh/dig.ts';
+import type { SafeCommand } from '../../adapters/ssh/shell-quote.ts';
+import { rackTarget } from '../../adapters/ssh/targets.ts';
+import type { SshConnector, SshSession } from '../../adapters/ssh/types.ts';
 import { resolverLabel } from '../resolver/types.ts';
 
 /** What a client asking the configured resolver for the API name got. */

@@ -1,5 +1,5 @@
-import { CONTROL_PLANE_LABEL, MACHINE_RUNNING_STATES } from '../../kube/capmaas.ts';
-import type { MaasMachineObject } from '../../kube/types.ts';
+import { CONTROL_PLANE_LABEL, MACHINE_RUNNING_STATES } from '../../adapters/kube/capmaas.ts';
+import type { MaasMachineObject } from '../../adapters/kube/types.ts';
 import { ipInSubnets } from './cidr.ts';
 import { compareStrings, dnsHash } from './dns-hash.ts';
 

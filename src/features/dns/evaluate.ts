@@ -1,7 +1,7 @@
-import { CUSTOM_DNS_ANNOTATION, LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../kube/capmaas.ts';
-import type { MaasClusterObject, MaasMachineObject } from '../../kube/types.ts';
-import type { DnsResource } from '../../maas/types.ts';
-import { probeFailed, type Finding, type Severity } from '../../report.ts';
+import { CUSTOM_DNS_ANNOTATION, LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../adapters/kube/capmaas.ts';
+import type { MaasClusterObject, MaasMachineObject } from '../../adapters/kube/types.ts';
+import type { DnsResource } from '../../adapters/maas/types.ts';
+import { probeFailed, type Finding, type Severity } from '../../core/report.ts';
 import type { ClientView } from './client-view.ts';
 import { clientViewFinding } from './client-view-finding.ts';
 import { invalidCidrs } from './cidr.ts';

@@ -1,11 +1,11 @@
 import { apiServerFqdn, isCustomDns, type ControllerObservation, type DnsSnapshot } from './evaluate.ts';
-import type { ClusterConfig } from '../../config.ts';
+import type { ClusterConfig } from '../../core/config.ts';
 import { askClientView } from './client-view.ts';
-import { describeError } from '../../errors.ts';
-import { CLUSTER_NAME_LABEL } from '../../kube/capmaas.ts';
-import type { KubeClient, MaasClusterObject } from '../../kube/types.ts';
-import { MaasApiError } from '../../maas/maas-api-error.ts';
-import type { MaasClient } from '../../maas/types.ts';
+import { describeError } from '../../core/errors.ts';
+import { CLUSTER_NAME_LABEL } from '../../adapters/kube/capmaas.ts';
+import type { KubeClient, MaasClusterObject } from '../../adapters/kube/types.ts';
+import { MaasApiError } from '../../adapters/maas/maas-api-error.ts';
+import type { MaasClient } from '../../adapters/maas/types.ts';
 import type { CheckContext } from '../check-spec.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { apiServerFqdn, computeDesiredSet, dnsHash, evaluateDns, isCustomDns, lastAppliedHash, recordedIpsOf, type DnsSnapshot } from './evaluate.ts';
-import { LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../kube/capmaas.ts';
-import type { DnsResource } from '../../maas/types.ts';
-import type { DnsStep } from '../../repair/plan-step.ts';
-import { withId, type RepairPlan } from '../../repair/plan.ts';
+import { LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../adapters/kube/capmaas.ts';
+import type { DnsResource } from '../../adapters/maas/types.ts';
+import type { DnsStep } from '../../engine/repair/plan-step.ts';
+import { withId, type RepairPlan } from '../../engine/repair/plan.ts';
 
 /**
  * Pure: a fresh dns-check snapshot in, the fix-dns plan out. PUT the running control plane's set

@@ -1,12 +1,12 @@
 import { lastAppliedHash, recordedIpsOf } from './evaluate.ts';
-import { describeError } from '../../errors.ts';
-import { LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../kube/capmaas.ts';
-import type { KubeClient } from '../../kube/types.ts';
-import type { MaasClient } from '../../maas/types.ts';
-import type { StepOutcome } from '../../report.ts';
-import type { StepOf } from '../../repair/plan-step.ts';
+import { describeError } from '../../core/errors.ts';
+import { LAST_APPLIED_DNS_HASH_ANNOTATION } from '../../adapters/kube/capmaas.ts';
+import type { KubeClient } from '../../adapters/kube/types.ts';
+import type { MaasClient } from '../../adapters/maas/types.ts';
+import type { StepOutcome } from '../../core/report.ts';
+import type { StepOf } from '../../engine/repair/plan-step.ts';
 import { sameIpSet, shortHash } from './repair-planner.ts';
-import type { StepContext, StepRunner } from '../../repair/executor.ts';
+import type { StepContext, StepRunner } from '../../engine/repair/executor.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
 

@@ -1,10 +1,10 @@
-import { requireAdmin } from '../../maas/api-user.ts';
+import { requireAdmin } from '../../adapters/maas/api-user.ts';
 import { dnsStepRunner } from './repair-steps.ts';
 import { planDnsRepair } from './repair-planner.ts';
 import { gatherDnsSnapshot } from './gather.ts';
-import { adminGuarded } from '../../repair/admin-guard.ts';
-import type { RepairSpec } from '../../repair/repair-spec.ts';
-import { resolveTarget } from '../../targets.ts';
+import { adminGuarded } from '../../engine/repair/admin-guard.ts';
+import type { RepairSpec } from '../../engine/repair/repair-spec.ts';
+import { resolveTarget } from '../../core/targets.ts';
 
 /** fix-dns: put the running control plane's IPs back on the API server record and align the hash cache. */
 export const fixDnsRepair: RepairSpec = {

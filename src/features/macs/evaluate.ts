@@ -1,7 +1,7 @@
-import { normaliseMac } from '../../mac.ts';
-import type { MaasMachine, PowerParameters } from '../../maas/types.ts';
-import type { Finding, Severity } from '../../report.ts';
-import type { DomainProbe } from '../../ssh/virsh.ts';
+import { normaliseMac } from '../../core/mac.ts';
+import type { MaasMachine, PowerParameters } from '../../adapters/maas/types.ts';
+import type { Finding, Severity } from '../../core/report.ts';
+import type { DomainProbe } from '../../adapters/ssh/virsh.ts';
 import { pairInterfaces, recordedInterfaces, type Pairing } from './pairing.ts';
 import { staleChildFindings } from './stale-children.ts';
 import { macSummary, type MacRow } from './summary.ts';

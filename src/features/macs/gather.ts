@@ -1,15 +1,15 @@
 import type { MacSnapshot } from './evaluate.ts';
 import { planVmHostProbes, type VmHostProbePlan } from './vm-host-targets.ts';
-import type { SiteConfig } from '../../config.ts';
-import { requireAdmin, type AdminCommand } from '../../maas/api-user.ts';
-import type { MachineFilter, MaasMachine, PowerParameters } from '../../maas/types.ts';
-import type { Finding } from '../../report.ts';
+import type { SiteConfig } from '../../core/config.ts';
+import { requireAdmin, type AdminCommand } from '../../adapters/maas/api-user.ts';
+import type { MachineFilter, MaasMachine, PowerParameters } from '../../adapters/maas/types.ts';
+import type { Finding } from '../../core/report.ts';
 import { applyWitnesses, driftedSystemIds, eventLimitFor, type Read } from './witnesses.ts';
-import { describeError } from '../../errors.ts';
-import { vmHostTarget } from '../../ssh/targets.ts';
-import type { SshTarget } from '../../ssh/types.ts';
+import { describeError } from '../../core/errors.ts';
+import { vmHostTarget } from '../../adapters/ssh/targets.ts';
+import type { SshTarget } from '../../adapters/ssh/types.ts';
 import { probeVmHosts } from './virsh-probe.ts';
-import { resolveTarget } from '../../targets.ts';
+import { resolveTarget } from '../../core/targets.ts';
 import type { CheckContext } from '../check-spec.ts';
 
 export interface MacDiffOptions {

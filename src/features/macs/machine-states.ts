@@ -1,4 +1,4 @@
-import { NODE_STATUS } from '../../maas/node-status.ts';
+import { NODE_STATUS } from '../../adapters/maas/node-status.ts';
 
 /**
  * How fix-macs treats each MAAS state (canonical/maas api/interfaces.py

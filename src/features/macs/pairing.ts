@@ -1,6 +1,6 @@
-import { normaliseMac } from '../../mac.ts';
-import type { MaasInterface, MaasMachine } from '../../maas/types.ts';
-import type { LiveNic } from '../../ssh/virsh.ts';
+import { normaliseMac } from '../../core/mac.ts';
+import type { MaasInterface, MaasMachine } from '../../adapters/maas/types.ts';
+import type { LiveNic } from '../../adapters/ssh/virsh.ts';
 
 export interface InterfacePair {
   iface: MaasInterface;

@@ -1,12 +1,12 @@
 import { evaluateMacs, type MacSnapshot } from './evaluate.ts';
-import { normaliseMac } from '../../mac.ts';
-import { NODE_STATUS } from '../../maas/node-status.ts';
-import { versionAtLeast } from '../../maas/maas-version.ts';
-import type { MaasMachine, MaasUser } from '../../maas/types.ts';
-import type { Finding, StepResult } from '../../report.ts';
-import type { MacStep, PlanStep } from '../../repair/plan-step.ts';
+import { normaliseMac } from '../../core/mac.ts';
+import { NODE_STATUS } from '../../adapters/maas/node-status.ts';
+import { versionAtLeast } from '../../adapters/maas/maas-version.ts';
+import type { MaasMachine, MaasUser } from '../../adapters/maas/types.ts';
+import type { Finding, StepResult } from '../../core/report.ts';
+import type { MacStep, PlanStep } from '../../engine/repair/plan-step.ts';
 import { BUSY, DIRECT_EDIT, NEVER_MARK_BROKEN, RESCUE_FAILED, VIA_BROKEN } from './machine-states.ts';
-import { subjectCount, withId, type RepairPlan } from '../../repair/plan.ts';
+import { subjectCount, withId, type RepairPlan } from '../../engine/repair/plan.ts';
 
 export interface MacDriftItem {
   interfaceId: number;

@@ -1,14 +1,14 @@
-import { formatDuration } from '../../duration.ts';
-import { describeError } from '../../errors.ts';
-import { normaliseMac } from '../../mac.ts';
-import { MaasApiError } from '../../maas/maas-api-error.ts';
-import { NODE_STATUS } from '../../maas/node-status.ts';
-import type { MaasClient, MaasMachine } from '../../maas/types.ts';
-import type { StepOutcome } from '../../report.ts';
-import type { StepOf } from '../../repair/plan-step.ts';
+import { formatDuration } from '../../core/duration.ts';
+import { describeError } from '../../core/errors.ts';
+import { normaliseMac } from '../../core/mac.ts';
+import { MaasApiError } from '../../adapters/maas/maas-api-error.ts';
+import { NODE_STATUS } from '../../adapters/maas/node-status.ts';
+import type { MaasClient, MaasMachine } from '../../adapters/maas/types.ts';
+import type { StepOutcome } from '../../core/report.ts';
+import type { StepOf } from '../../engine/repair/plan-step.ts';
 import { NEVER_MARK_BROKEN } from './machine-states.ts';
-import type { StepContext, StepRunner } from '../../repair/executor.ts';
-import { followCommissioning, statusMessageOf, type FollowOptions } from '../../repair/follow-commissioning.ts';
+import type { StepContext, StepRunner } from '../../engine/repair/executor.ts';
+import { followCommissioning, statusMessageOf, type FollowOptions } from '../../engine/repair/follow-commissioning.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
 

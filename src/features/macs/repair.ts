@@ -1,11 +1,11 @@
-import { apiUserOf } from '../../maas/api-user.ts';
-import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../../repair/follow-commissioning.ts';
+import { apiUserOf } from '../../adapters/maas/api-user.ts';
+import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../../engine/repair/follow-commissioning.ts';
 import { macStepRunner } from './repair-steps.ts';
 import { planMacRepair } from './repair-planner.ts';
-import { adminGuarded } from '../../repair/admin-guard.ts';
-import type { RepairSpec } from '../../repair/repair-spec.ts';
+import { adminGuarded } from '../../engine/repair/admin-guard.ts';
+import type { RepairSpec } from '../../engine/repair/repair-spec.ts';
 import { gatherMacSnapshot } from './gather.ts';
-import { resolveTarget } from '../../targets.ts';
+import { resolveTarget } from '../../core/targets.ts';
 
 /** fix-macs: update MAAS's interface records to the live MACs, machine by machine. */
 export const fixMacsRepair: RepairSpec = {

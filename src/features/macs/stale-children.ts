@@ -1,6 +1,6 @@
-import { normaliseMac } from '../../mac.ts';
-import type { MaasMachine } from '../../maas/types.ts';
-import type { Finding } from '../../report.ts';
+import { normaliseMac } from '../../core/mac.ts';
+import type { MaasMachine } from '../../adapters/maas/types.ts';
+import type { Finding } from '../../core/report.ts';
 
 /**
  * Bonds and bridges keep their own MAC when a member's changes; only a VLAN copies its parent's

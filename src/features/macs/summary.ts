@@ -1,4 +1,4 @@
-import type { Finding } from '../../report.ts';
+import type { Finding } from '../../core/report.ts';
 
 /** One line of the mac-diff table: a machine (or one of its interfaces) and what was found. */
 export interface MacRow {

@@ -1,8 +1,8 @@
 import type { HostProbe } from './evaluate.ts';
 import type { VmHostProbePlan } from './vm-host-targets.ts';
-import { describeError } from '../../errors.ts';
-import type { SshSession } from '../../ssh/types.ts';
-import { buildDomiflistBatch, splitDomiflistBatch, type DomainProbe } from '../../ssh/virsh.ts';
+import { describeError } from '../../core/errors.ts';
+import type { SshSession } from '../../adapters/ssh/types.ts';
+import { buildDomiflistBatch, splitDomiflistBatch, type DomainProbe } from '../../adapters/ssh/virsh.ts';
 
 /** Hosts probed at once: a site's hosts in one wave, while hundreds of hosts do not open hundreds of sockets. */
 export const DEFAULT_CONCURRENCY = 32;

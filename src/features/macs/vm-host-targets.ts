@@ -1,5 +1,5 @@
-import type { MaasMachine, PowerParameters } from '../../maas/types.ts';
-import { parseVirshAddress, vmHostKey, type VirshAddress } from '../../ssh/virsh-uri.ts';
+import type { MaasMachine, PowerParameters } from '../../adapters/maas/types.ts';
+import { parseVirshAddress, vmHostKey, type VirshAddress } from '../../adapters/ssh/virsh-uri.ts';
 
 /** How a machine's live MACs can be read, decided from MAAS data alone. */
 export type MachineTarget =

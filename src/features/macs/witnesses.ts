@@ -1,6 +1,6 @@
-import { normaliseMac } from '../../mac.ts';
-import type { MaasDiscovery, MaasEvent, MaasEventPage } from '../../maas/types.ts';
-import type { Finding } from '../../report.ts';
+import { normaliseMac } from '../../core/mac.ts';
+import type { MaasDiscovery, MaasEvent, MaasEventPage } from '../../adapters/maas/types.ts';
+import type { Finding } from '../../core/report.ts';
 
 /*
  * MAAS's own witnesses of MAC drift, read after the verdict and never needed for it:

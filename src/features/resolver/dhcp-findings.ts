@@ -1,7 +1,7 @@
 import type { DhcpObservation } from './rack-dhcpd.ts';
 import { answersZone as answers } from './node-facing.ts';
 import { hostOfLabel as hostOf, type ResolverObservation, type ResolverSnapshot } from './types.ts';
-import type { Finding } from '../../report.ts';
+import type { Finding } from '../../core/report.ts';
 
 /** The node-facing subnet as MAAS holds it, when it was looked up. */
 export interface NodeSubnet {

@@ -1,5 +1,5 @@
 import { hostOfLabel as hostOf, type ForwarderDelegation, type ResolverObservation, type ResolverSnapshot } from './types.ts';
-import type { Finding } from '../../report.ts';
+import type { Finding } from '../../core/report.ts';
 import { dhcpFindings } from './dhcp-findings.ts';
 
 export interface ResolverVerdict {

@@ -1,4 +1,4 @@
-import type { SiteConfig } from '../../config.ts';
+import type { SiteConfig } from '../../core/config.ts';
 import type { CheckContext } from '../check-spec.ts';
 import { gatherSiteResolver } from './node-facing.ts';
 import { probeSiteResolver } from './site-probe.ts';

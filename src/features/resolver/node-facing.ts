@@ -1,10 +1,10 @@
-import type { Adapters } from '../../adapters.ts';
+import type { Adapters } from '../../adapters/adapters.ts';
 import { readRackDhcp, type DhcpObservation } from './rack-dhcpd.ts';
-import type { RackConfig, SiteConfig } from '../../config.ts';
-import { ConfigError, describeError } from '../../errors.ts';
-import type { Subnet } from '../../maas/types.ts';
-import { rackTarget } from '../../ssh/targets.ts';
-import type { SshConnector, SshSession } from '../../ssh/types.ts';
+import type { RackConfig, SiteConfig } from '../../core/config.ts';
+import { ConfigError, describeError } from '../../core/errors.ts';
+import type { Subnet } from '../../adapters/maas/types.ts';
+import { rackTarget } from '../../adapters/ssh/targets.ts';
+import type { SshConnector, SshSession } from '../../adapters/ssh/types.ts';
 import { probeSoaDirect } from './soa-direct.ts';
 import { digOnRack } from './site-probe.ts';
 import { resolverLabel, type ResolverObservation, type ResolverSnapshot } from './types.ts';

@@ -1,6 +1,6 @@
-import type { RackConfig } from '../../config.ts';
-import { sh, type SafeCommand } from '../../ssh/shell-quote.ts';
-import type { SshSession } from '../../ssh/types.ts';
+import type { RackConfig } from '../../core/config.ts';
+import { sh, type SafeCommand } from '../../adapters/ssh/shell-quote.ts';
+import type { SshSession } from '../../adapters/ssh/types.ts';
 import { subnetDnsServers, withoutSecrets, type SubnetDnsServers } from './dhcpd-conf.ts';
 
 /**

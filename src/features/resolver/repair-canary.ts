@@ -4,13 +4,13 @@
  * (option 6 included) and reaches MAAS through the resolver the change set up. A step of the plan,
  * approved with the rest; a failure leaves the subnet change in place and is never retried.
  */
-import { describeError } from '../../errors.ts';
-import { NODE_STATUS } from '../../maas/node-status.ts';
-import type { MaasClient, MaasMachine } from '../../maas/types.ts';
-import type { StepResult } from '../../report.ts';
-import type { StepOf } from '../../repair/plan-step.ts';
-import type { StepContext } from '../../repair/executor.ts';
-import { followCommissioning, statusMessageOf, type FollowOptions } from '../../repair/follow-commissioning.ts';
+import { describeError } from '../../core/errors.ts';
+import { NODE_STATUS } from '../../adapters/maas/node-status.ts';
+import type { MaasClient, MaasMachine } from '../../adapters/maas/types.ts';
+import type { StepResult } from '../../core/report.ts';
+import type { StepOf } from '../../engine/repair/plan-step.ts';
+import type { StepContext } from '../../engine/repair/executor.ts';
+import { followCommissioning, statusMessageOf, type FollowOptions } from '../../engine/repair/follow-commissioning.ts';
 
 export const CANARY_STEP = 'commission-canary';
 

@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Adapters } from '../../adapters.ts';
-import type { RackConfig, SiteConfig } from '../../config.ts';
+import type { Adapters } from '../../adapters/adapters.ts';
+import type { RackConfig, SiteConfig } from '../../core/config.ts';
 import { readRackDhcp, type DhcpObservation } from './rack-dhcpd.ts';
-import { describeError } from '../../errors.ts';
-import { versionAtLeast } from '../../maas/maas-version.ts';
-import type { IpRange } from '../../maas/types.ts';
-import type { StepOutcome } from '../../report.ts';
-import type { StepOf } from '../../repair/plan-step.ts';
-import { rackTarget } from '../../ssh/targets.ts';
-import type { SshSession } from '../../ssh/types.ts';
+import { describeError } from '../../core/errors.ts';
+import { versionAtLeast } from '../../adapters/maas/maas-version.ts';
+import type { IpRange } from '../../adapters/maas/types.ts';
+import type { StepOutcome } from '../../core/report.ts';
+import type { StepOf } from '../../engine/repair/plan-step.ts';
+import { rackTarget } from '../../adapters/ssh/targets.ts';
+import type { SshSession } from '../../adapters/ssh/types.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
 

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { evaluateResolver } from './evaluate.ts';
-import type { RackConfig } from '../../config.ts';
+import type { RackConfig } from '../../core/config.ts';
 import { answersZone, type SiteResolverGather } from './node-facing.ts';
 import { resolverLabel, type ResolverObservation } from './types.ts';
-import type { Subnet } from '../../maas/types.ts';
-import type { Finding, StepResult } from '../../report.ts';
-import type { PlanStep, ResolverStep, SubnetDnsState } from '../../repair/plan-step.ts';
+import type { Subnet } from '../../adapters/maas/types.ts';
+import type { Finding, StepResult } from '../../core/report.ts';
+import type { PlanStep, ResolverStep, SubnetDnsState } from '../../engine/repair/plan-step.ts';
 import { CANARY_STEP, canaryStep, type CanaryLookup } from './repair-canary.ts';
-import { withId, type RepairPlan } from '../../repair/plan.ts';
+import { withId, type RepairPlan } from '../../engine/repair/plan.ts';
 
 /** What fix-resolver plans from: the site's rack config and a fresh resolver-check of it (absent when the config already rules it out). */
 export interface ResolverRepairInput {
@@ -19,7 +19,7 @@ export interface ResolverRepairInput {
   canary?: CanaryLookup;
 }
 
-export type { SubnetDnsState } from '../../repair/plan-step.ts';
+export type { SubnetDnsState } from '../../engine/repair/plan-step.ts';
 
 export const STEP = {
   install: 'install-forwarder',

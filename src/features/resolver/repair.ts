@@ -1,13 +1,13 @@
-import { requireAdmin } from '../../maas/api-user.ts';
+import { requireAdmin } from '../../adapters/maas/api-user.ts';
 import { gatherSiteResolver } from './node-facing.ts';
 import { configRefusal, planResolverRepair, type ResolverRepairInput } from './repair-planner.ts';
-import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../../repair/follow-commissioning.ts';
+import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../../engine/repair/follow-commissioning.ts';
 import { lookUpCanary } from './repair-canary.ts';
 import { resolverStepRunner } from './repair-steps.ts';
-import { adminGuarded } from '../../repair/admin-guard.ts';
-import type { RepairSpec } from '../../repair/repair-spec.ts';
-import type { JobContext } from '../../job-types.ts';
-import { resolveTarget } from '../../targets.ts';
+import { adminGuarded } from '../../engine/repair/admin-guard.ts';
+import type { RepairSpec } from '../../engine/repair/repair-spec.ts';
+import type { JobContext } from '../../engine/job-types.ts';
+import { resolveTarget } from '../../core/targets.ts';
 
 /** A fresh resolver-check of the site, as fix-resolver plans from it: dig on the rack for the resolver and the forwarder, and MAAS's subnet. */
 export async function gatherResolverRepair(ctx: JobContext, name: string): Promise<ResolverRepairInput> {

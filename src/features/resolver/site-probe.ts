@@ -1,8 +1,8 @@
-import type { RackConfig, SiteConfig } from '../../config.ts';
-import { ConfigError, describeError } from '../../errors.ts';
-import { digSoaCommand, observeDig, parseDig } from '../../ssh/dig.ts';
-import { rackTarget } from '../../ssh/targets.ts';
-import type { SshConnector, SshSession } from '../../ssh/types.ts';
+import type { RackConfig, SiteConfig } from '../../core/config.ts';
+import { ConfigError, describeError } from '../../core/errors.ts';
+import { digSoaCommand, observeDig, parseDig } from '../../adapters/ssh/dig.ts';
+import { rackTarget } from '../../adapters/ssh/targets.ts';
+import type { SshConnector, SshSession } from '../../adapters/ssh/types.ts';
 import { probeSoaDirect, type DirectProbeOptions } from './soa-direct.ts';
 import { resolverLabel, type ResolverObservation, type ResolverSnapshot } from './types.ts';
 

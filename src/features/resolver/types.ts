@@ -1,7 +1,7 @@
 import type { DhcpObservation } from './rack-dhcpd.ts';
-import type { ResolverObservation } from '../../ssh/dig-types.ts';
+import type { ResolverObservation } from '../../adapters/ssh/dig-types.ts';
 
-export type { ResolverObservation, SoaRecord } from '../../ssh/dig-types.ts';
+export type { ResolverObservation, SoaRecord } from '../../adapters/ssh/dig-types.ts';
 
 /** The check's input: which resolver was asked about which zone, how, and what it showed. */
 export interface ResolverSnapshot {

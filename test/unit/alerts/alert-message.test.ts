@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ALERT_ACTIONS, renderAlert, threadNote } from '../../../src/alerts/alert-message.ts';
-import type { AlertRecord } from '../../../src/alerts/alert-record.ts';
+import { ALERT_ACTIONS, renderAlert, threadNote } from '../../../src/edge/alerts/alert-message.ts';
+import type { AlertRecord } from '../../../src/edge/alerts/alert-record.ts';
 import { checkBlocks } from '../../../lab/slack-emulator/index.ts';
-import type { Finding } from '../../../src/report.ts';
+import type { Finding } from '../../../src/core/report.ts';
 
 const T0 = Date.parse('2026-11-30T12:00:00Z');
 const drift = (i: number): Finding => ({

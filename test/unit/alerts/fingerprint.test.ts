@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evidenceDigest, fingerprintOf } from '../../../src/alerts/fingerprint.ts';
+import { evidenceDigest, fingerprintOf } from '../../../src/edge/alerts/fingerprint.ts';
 
 describe('alert fingerprints', () => {
   it('identify a problem by check, target, code and subject', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { scanTargetsFor, scheduledScans } from '../../../src/alerts/scan-checks.ts';
-import { parseConfigText } from '../../../src/config.ts';
+import { scanTargetsFor, scheduledScans } from '../../../src/edge/alerts/scan-checks.ts';
+import { parseConfigText } from '../../../src/core/config.ts';
 
 const yaml = `
 maas:

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { AlertRecord } from '../../../src/alerts/alert-record.ts';
-import { alertIdOf, evidenceDigest, fingerprintOf } from '../../../src/alerts/fingerprint.ts';
-import { observeScan } from '../../../src/alerts/observe-scan.ts';
-import { transition, type Transition } from '../../../src/alerts/transition.ts';
-import { finishReport, probeFailed, type Finding, type Report } from '../../../src/report.ts';
+import type { AlertRecord } from '../../../src/edge/alerts/alert-record.ts';
+import { alertIdOf, evidenceDigest, fingerprintOf } from '../../../src/edge/alerts/fingerprint.ts';
+import { observeScan } from '../../../src/edge/alerts/observe-scan.ts';
+import { transition, type Transition } from '../../../src/edge/alerts/transition.ts';
+import { finishReport, probeFailed, type Finding, type Report } from '../../../src/core/report.ts';
 
 const drift = (host: string, live = 'bb'): Finding => ({
   code: 'MAC_DRIFT',

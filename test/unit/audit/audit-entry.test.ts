@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { entryFields, entryFromFields, normaliseEntry, printable } from '../../../src/audit/audit-entry.ts';
-import { commandAuditEntry } from '../../../src/audit/command-audit.ts';
-import { parseInvocation } from '../../../src/slack/invocation.ts';
-import { auditLineForSlack, auditTextForSlack, auditTextForTerminal } from '../../../src/audit/audit-text.ts';
+import { entryFields, entryFromFields, normaliseEntry, printable } from '../../../src/engine/audit/audit-entry.ts';
+import { commandAuditEntry } from '../../../src/edge/command-audit.ts';
+import { parseInvocation } from '../../../src/edge/slack/invocation.ts';
+import { auditLineForSlack, auditTextForSlack, auditTextForTerminal } from '../../../src/engine/audit/audit-text.ts';
 
 describe('audit entries', () => {
   it.each([

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { computeDesiredSet, dnsHash, EMPTY_SET_HASH, evaluateDns, type DnsSnapshot } from '../../../src/features/dns/evaluate.ts';
 import { maasClusterObject, maasMachineObject } from '../../../lab/kube-sim/scenario.ts';
-import type { MaasMachineObject } from '../../../src/kube/types.ts';
-import type { DnsResource } from '../../../src/maas/types.ts';
-import { statusOf, type Finding } from '../../../src/report.ts';
+import type { MaasMachineObject } from '../../../src/adapters/kube/types.ts';
+import type { DnsResource } from '../../../src/adapters/maas/types.ts';
+import { statusOf, type Finding } from '../../../src/core/report.ts';
 
 const FQDN = 'prod-k8s.maas.example';
 const IP = '10.11.135.36';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseMac, sameMac } from '../../../src/mac.ts';
-import { parseVirshAddress, vmHostKey } from '../../../src/ssh/virsh-uri.ts';
+import { normaliseMac, sameMac } from '../../../src/core/mac.ts';
+import { parseVirshAddress, vmHostKey } from '../../../src/adapters/ssh/virsh-uri.ts';
 
 describe('normaliseMac', () => {
   it.each([

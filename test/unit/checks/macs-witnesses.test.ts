@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { age, applyWitnesses, driftedSystemIds, eventLimitFor, eventTime, type DriftWitnesses } from '../../../src/features/macs/witnesses.ts';
-import type { MaasDiscovery, MaasEvent, MaasEventPage } from '../../../src/maas/types.ts';
-import type { Finding } from '../../../src/report.ts';
+import type { MaasDiscovery, MaasEvent, MaasEventPage } from '../../../src/adapters/maas/types.ts';
+import type { Finding } from '../../../src/core/report.ts';
 
 const NOW = new Date('2026-07-24T13:00:00Z');
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateMacs, type HostProbe, type MacSnapshot } from '../../../src/features/macs/evaluate.ts';
 import { pinnedMacsSnippet } from '../../../src/features/macs/summary.ts';
-import { normaliseMac, type Mac } from '../../../src/mac.ts';
-import type { MaasInterface, MaasMachine, PowerParameters } from '../../../src/maas/types.ts';
-import { statusOf, type Finding } from '../../../src/report.ts';
-import type { DomainProbe, LiveNic } from '../../../src/ssh/virsh.ts';
+import { normaliseMac, type Mac } from '../../../src/core/mac.ts';
+import type { MaasInterface, MaasMachine, PowerParameters } from '../../../src/adapters/maas/types.ts';
+import { statusOf, type Finding } from '../../../src/core/report.ts';
+import type { DomainProbe, LiveNic } from '../../../src/adapters/ssh/virsh.ts';
 
 const HOST_A = '10.0.0.11';
 const HOST_B = '10.0.0.12';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateResolver } from '../../../src/features/resolver/evaluate.ts';
 import type { ResolverObservation, ResolverSnapshot } from '../../../src/features/resolver/types.ts';
-import { statusOf } from '../../../src/report.ts';
+import { statusOf } from '../../../src/core/report.ts';
 
 const SOA = { mname: 'ns1.maas-internal.', rname: 'hostmaster.maas-internal.', serial: 2024010101, refresh: 1200, retry: 180, expire: 1209600, minimum: 600 };
 const SERVFAIL_LINE = ';; ->>HEADER<<- opcode: QUERY, status: SERVFAIL, id: 43964';

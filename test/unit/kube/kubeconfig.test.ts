@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClusterConfig } from '../../../src/config.ts';
-import { ChatopsError } from '../../../src/errors.ts';
-import { loadKubeConfig } from '../../../src/kube/kubeconfig.ts';
+import type { ClusterConfig } from '../../../src/core/config.ts';
+import { ChatopsError } from '../../../src/core/errors.ts';
+import { loadKubeConfig } from '../../../src/adapters/kube/kubeconfig.ts';
 import { kubeconfigFor } from '../../../lab/kube-sim/kubeconfig.ts';
-import { Secret } from '../../../src/secret.ts';
+import { Secret } from '../../../src/core/secret.ts';
 
 const cluster = (kube: Partial<ClusterConfig['kube']> = {}): ClusterConfig => ({
   name: 'prod',

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../../lab/maas-sim/index.ts';
-import { API_USER_TTL_MS, apiUserOf, requireAdmin } from '../../../src/maas/api-user.ts';
-import { createMaasClient, type ClosableMaasClient } from '../../../src/maas/client.ts';
-import { Secret } from '../../../src/secret.ts';
+import { API_USER_TTL_MS, apiUserOf, requireAdmin } from '../../../src/adapters/maas/api-user.ts';
+import { createMaasClient, type ClosableMaasClient } from '../../../src/adapters/maas/client.ts';
+import { Secret } from '../../../src/core/secret.ts';
 
 // Real parts: the MAAS simulator (users/?op=whoami) and the MAAS client over loopback.
 

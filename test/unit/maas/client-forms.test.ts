@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dnsIpValue, machineFilterQuery, subnetDnsForm } from '../../../src/maas/client.ts';
-import { ChatopsError } from '../../../src/errors.ts';
-import { MaasApiError, scrubApiKey } from '../../../src/maas/maas-api-error.ts';
+import { dnsIpValue, machineFilterQuery, subnetDnsForm } from '../../../src/adapters/maas/client.ts';
+import { ChatopsError } from '../../../src/core/errors.ts';
+import { MaasApiError, scrubApiKey } from '../../../src/adapters/maas/maas-api-error.ts';
 
 describe('dnsIpValue', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import OAuth from 'oauth-1.0a';
 import { describe, expect, it } from 'vitest';
-import { maasOAuthHeader, parseMaasApiKey } from '../../../src/maas/oauth-header.ts';
+import { maasOAuthHeader, parseMaasApiKey } from '../../../src/adapters/maas/oauth-header.ts';
 import { parseAuthorization, verifyOAuth } from '../../../lab/maas-sim/oauth-verify.ts';
 
 const KEY = 'ConsumerKey1234567:TokenKey123456789A:TokenSecret/with+odd=chars&more!';

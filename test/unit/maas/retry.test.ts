@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, interceptors, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { retryOptionsFor, type RetryPolicy } from '../../../src/maas/retry.ts';
+import { retryOptionsFor, type RetryPolicy } from '../../../src/adapters/maas/retry.ts';
 
 /*
  * The MAAS retry rules as undici's retry interceptor applies them, against a loopback server that

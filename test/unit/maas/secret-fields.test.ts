@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeMaasErrorBody } from '../../../src/maas/maas-api-error.ts';
-import { isSecretFieldName, withoutSecretFields } from '../../../src/maas/secret-fields.ts';
+import { describeMaasErrorBody } from '../../../src/adapters/maas/maas-api-error.ts';
+import { isSecretFieldName, withoutSecretFields } from '../../../src/adapters/maas/secret-fields.ts';
 
 describe('secret fields of MAAS JSON, by key', () => {
   it('names every secret field of the MAAS power drivers and the generic ones', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NODE_STATUS, statusCode, statusName } from '../../../src/maas/node-status.ts';
+import { NODE_STATUS, statusCode, statusName } from '../../../src/adapters/maas/node-status.ts';
 import { machine, normaliseMac, rackController, scenario, virshPower } from '../../../lab/maas-sim/scenario.ts';
 
 describe('node status names', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dnsHash, EMPTY_SET_HASH, type DnsSnapshot } from '../../../src/features/dns/evaluate.ts';
 import { maasClusterObject, maasMachineObject } from '../../../lab/kube-sim/index.ts';
-import type { DnsResource } from '../../../src/maas/types.ts';
+import type { DnsResource } from '../../../src/adapters/maas/types.ts';
 import { planDnsRepair } from '../../../src/features/dns/repair-planner.ts';
 
 const FQDN = 'prod-k8s.maas.example';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { executeStep, stateOf, storedPhase, transition, type RepairEvent, type RepairPhase, type RepairState } from '../../../src/repair/lifecycle.ts';
-import type { PlanState } from '../../../src/repair/plan-store.ts';
+import { executeStep, stateOf, storedPhase, transition, type RepairEvent, type RepairPhase, type RepairState } from '../../../src/engine/repair/lifecycle.ts';
+import type { PlanState } from '../../../src/engine/repair/plan-store.ts';
 
 const planId = '0123456789abcdef';
 const STATES: Record<RepairPhase, RepairState> = {

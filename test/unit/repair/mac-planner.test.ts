@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { HostProbe, MacSnapshot } from '../../../src/features/macs/evaluate.ts';
-import { normaliseMac, type Mac } from '../../../src/mac.ts';
-import { statusCode, statusName } from '../../../src/maas/node-status.ts';
-import type { MaasInterface, MaasMachine } from '../../../src/maas/types.ts';
+import { normaliseMac, type Mac } from '../../../src/core/mac.ts';
+import { statusCode, statusName } from '../../../src/adapters/maas/node-status.ts';
+import type { MaasInterface, MaasMachine } from '../../../src/adapters/maas/types.ts';
 import { planMacRepair } from '../../../src/features/macs/repair-planner.ts';
-import { planId } from '../../../src/repair/plan.ts';
-import type { DomainProbe } from '../../../src/ssh/virsh.ts';
+import { planId } from '../../../src/engine/repair/plan.ts';
+import type { DomainProbe } from '../../../src/adapters/ssh/virsh.ts';
 
 function machine(id: string, status: string, macs: string[], owner: string | null = 'admin'): MaasMachine {
   const ifaces: MaasInterface[] = macs.map((mac, i) => ({ id: Number(id.replace(/\D/g, '')) * 10 + i, name: `eth${i}`, type: 'physical', mac_address: mac }));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ChatopsError } from '../../../src/errors.ts';
-import { parsePlanRecord } from '../../../src/repair/plan-record.ts';
-import type { PlanStep } from '../../../src/repair/plan-step.ts';
-import { planReport, withId, type RepairPlan } from '../../../src/repair/plan.ts';
+import { ChatopsError } from '../../../src/core/errors.ts';
+import { parsePlanRecord } from '../../../src/engine/repair/plan-record.ts';
+import type { PlanStep } from '../../../src/engine/repair/plan-step.ts';
+import { planReport, withId, type RepairPlan } from '../../../src/engine/repair/plan.ts';
 
 const subnet = { dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: true, managed: true };
 /** One step of every kind, as the planners write them. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { executePlan, type StepRunner } from '../../../src/repair/executor.ts';
-import { memoryJournal } from '../../../src/repair/journal.ts';
-import type { PlanStep } from '../../../src/repair/plan-step.ts';
-import { withId } from '../../../src/repair/plan.ts';
-import { RepairEvents, type RepairRunEvent } from '../../../src/repair/repair-events.ts';
+import { executePlan, type StepRunner } from '../../../src/engine/repair/executor.ts';
+import { memoryJournal } from '../../../src/engine/repair/journal.ts';
+import type { PlanStep } from '../../../src/engine/repair/plan-step.ts';
+import { withId } from '../../../src/engine/repair/plan.ts';
+import { RepairEvents, type RepairRunEvent } from '../../../src/engine/repair/repair-events.ts';
 
 const machine = (hostname: string) => ({ systemId: `id-${hostname}`, hostname });
 const STEPS: PlanStep[] = [

@@ -3,7 +3,7 @@ import { evaluateResolver } from '../../../src/features/resolver/evaluate.ts';
 import { delegatesTo, findSubnet } from '../../../src/features/resolver/node-facing.ts';
 import type { DhcpObservation } from '../../../src/features/resolver/rack-dhcpd.ts';
 import type { ResolverObservation, ResolverSnapshot } from '../../../src/features/resolver/types.ts';
-import type { Subnet } from '../../../src/maas/types.ts';
+import type { Subnet } from '../../../src/adapters/maas/types.ts';
 
 // resolver-check once fix-resolver has run: MAAS's subnet points nodes at the forwarder, so the
 // forwarder is judged; what the rack's dhcpd.conf hands out is measured, never guessed.

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { RackConfig } from '../../../src/config.ts';
+import type { RackConfig } from '../../../src/core/config.ts';
 import type { SiteResolverGather } from '../../../src/features/resolver/node-facing.ts';
 import type { DhcpObservation } from '../../../src/features/resolver/rack-dhcpd.ts';
 import type { ResolverObservation } from '../../../src/features/resolver/types.ts';
-import type { Subnet } from '../../../src/maas/types.ts';
+import type { Subnet } from '../../../src/adapters/maas/types.ts';
 import { commandDigest, configRefusal, planResolverRepair, type ResolverRepairInput } from '../../../src/features/resolver/repair-planner.ts';
-import { Secret } from '../../../src/secret.ts';
+import { Secret } from '../../../src/core/secret.ts';
 
 const SOA = { mname: 'ns1.maas-internal.', rname: 'hostmaster.maas-internal.', serial: 7, refresh: 1, retry: 1, expire: 1, minimum: 1 };
 const OK: ResolverObservation = { outcome: 'reply', status: 'NOERROR', statusLine: ';; ->>HEADER<<- opcode: QUERY, status: NOERROR, id: 1', soa: SOA };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterAckQueue } from '../../../src/slack/after-ack.ts';
+import { afterAckQueue } from '../../../src/edge/slack/after-ack.ts';
 
 describe('afterAckQueue', () => {
   it('lets `concurrency` callers run at once and the rest in arrival order', async () => {

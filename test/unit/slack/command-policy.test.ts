@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SlackPolicy } from '../../../src/config.ts';
-import { commandRefusal } from '../../../src/slack/command-policy.ts';
+import type { SlackPolicy } from '../../../src/core/config.ts';
+import { commandRefusal } from '../../../src/edge/slack/command-policy.ts';
 
 const base: SlackPolicy = { commandChannels: [], approvers: [], selfApproval: false, approvalTtlMs: 900_000 };
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { renderAlert } from '../../../src/alerts/alert-message.ts';
-import type { AlertRecord } from '../../../src/alerts/alert-record.ts';
+import { renderAlert } from '../../../src/edge/alerts/alert-message.ts';
+import type { AlertRecord } from '../../../src/edge/alerts/alert-record.ts';
 import { checkMessage } from '../../../lab/slack-emulator/index.ts';
-import type { PlanState } from '../../../src/repair/plan-store.ts';
+import type { PlanState } from '../../../src/engine/repair/plan-store.ts';
 import type { KnownBlock, SectionBlock } from '@slack/types';
-import { fitMessage, plainFallback, type OutgoingMessage } from '../../../src/slack/message-budget.ts';
-import { SLACK_MESSAGE_LIMITS } from '../../../src/slack/message-limits.ts';
-import { renderSummary } from '../../../src/slack/all-summary.ts';
-import { renderPlanMessage } from '../../../src/slack/plan-render.ts';
-import { renderReport, renderReports } from '../../../src/slack/render.ts';
-import type { Report } from '../../../src/report.ts';
+import { fitMessage, plainFallback, type OutgoingMessage } from '../../../src/edge/slack/message-budget.ts';
+import { SLACK_MESSAGE_LIMITS } from '../../../src/edge/slack/message-limits.ts';
+import { renderSummary } from '../../../src/edge/slack/all-summary.ts';
+import { renderPlanMessage } from '../../../src/edge/slack/plan-render.ts';
+import { renderReport, renderReports } from '../../../src/edge/slack/render.ts';
+import type { Report } from '../../../src/core/report.ts';
 import { documentedFindingCodes, generateWorld } from '../../helpers/report-worlds.ts';
 
 // Seeds 5011… are worlds whose `all` summary once went past the aggregate limit (found by bench/slack-at-scale.ts).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clipInside, clipText, codeSpan, escapeMrkdwn, toSlackText } from '../../../src/slack/mrkdwn.ts';
+import { clipInside, clipText, codeSpan, escapeMrkdwn, toSlackText } from '../../../src/edge/slack/mrkdwn.ts';
 
 describe('mrkdwn escaping', () => {
   it.each([

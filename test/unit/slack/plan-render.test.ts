@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { blocksText } from '../../../lab/transcript.ts';
-import { checkMessage } from '../../../src/slack/message-limits.ts';
-import { APPROVE_ACTION, renderPlanMessage } from '../../../src/slack/plan-render.ts';
-import type { PlanMessageView } from '../../../src/repair/plan-view.ts';
-import type { Report } from '../../../src/report.ts';
+import { checkMessage } from '../../../src/edge/slack/message-limits.ts';
+import { APPROVE_ACTION, renderPlanMessage } from '../../../src/edge/slack/plan-render.ts';
+import type { PlanMessageView } from '../../../src/engine/repair/plan-view.ts';
+import type { Report } from '../../../src/core/report.ts';
 
 const steps = Array.from({ length: 50 }, (_, i) => ({ subject: `site-c-vm${i}`, action: 'set-mac', detail: `eth0 52:54:00:c0:00:${i} → 52:54:00:c1:00:${i}` }));
 const report: Report = {

@@ -1,8 +1,8 @@
 import { blocksText } from '../../../lab/transcript.ts';
 import { describe, expect, it } from 'vitest';
 import { checkBlocks } from '../../../lab/slack-emulator/index.ts';
-import type { Finding, Report } from '../../../src/report.ts';
-import { renderReport, renderReports, SLACK_LIMITS, type Block, type RenderedMessage } from '../../../src/slack/render.ts';
+import type { Finding, Report } from '../../../src/core/report.ts';
+import { renderReport, renderReports, SLACK_LIMITS, type Block, type RenderedMessage } from '../../../src/edge/slack/render.ts';
 
 const at = { startedAt: '2026-11-30T12:00:00.000Z', durationMs: 42 };
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { digSoaCommand, observeDig, parseDig } from '../../../src/ssh/dig.ts';
+import { digSoaCommand, observeDig, parseDig } from '../../../src/adapters/ssh/dig.ts';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/dig');
 

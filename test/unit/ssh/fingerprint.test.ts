@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fingerprintOfPublicKeyLine, keyTypeOf, sha256Fingerprint } from '../../../src/ssh/fingerprint.ts';
+import { fingerprintOfPublicKeyLine, keyTypeOf, sha256Fingerprint } from '../../../src/adapters/ssh/fingerprint.ts';
 import { generateKeyPair } from '../../../lab/ssh-sim/keys.ts';
 import { onPath } from '../../../lab/rack-sim/dig-on-path.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { knownHostsPins } from '../../../src/ssh/known-hosts.ts';
+import { knownHostsPins } from '../../../src/adapters/ssh/known-hosts.ts';
 
 const KEY1 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICDkB5K3l2IzWoHWFAumt38rsZ9+yl4x965SFOxL8u6e';
 const FP1 = 'SHA256:QJeh7U525gG0+cB9IAzgcrEH9pk3sGI3xNrbdaTqi0c';

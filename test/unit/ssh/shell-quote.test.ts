@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { quoteArg, raw, sh } from '../../../src/ssh/shell-quote.ts';
+import { quoteArg, raw, sh } from '../../../src/adapters/ssh/shell-quote.ts';
 
 /** Runs a command line the way the remote shell would: /bin/sh -c. */
 function runInShell(command: string, cwd: string): string {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfigText, type SiteConfig } from '../../../src/config.ts';
-import { ChatopsError } from '../../../src/errors.ts';
-import { rackTarget, vmHostTarget } from '../../../src/ssh/targets.ts';
-import { resolveTarget } from '../../../src/targets.ts';
+import { parseConfigText, type SiteConfig } from '../../../src/core/config.ts';
+import { ChatopsError } from '../../../src/core/errors.ts';
+import { rackTarget, vmHostTarget } from '../../../src/adapters/ssh/targets.ts';
+import { resolveTarget } from '../../../src/core/targets.ts';
 
 const FP_RACK = 'SHA256:QJeh7U525gG0+cB9IAzgcrEH9pk3sGI3xNrbdaTqi0c';
 const FP_VM = 'SHA256:vPy9w1s8C1HcZ478r7wdVpY310j7lmQ2NQNjq/zDfD0';

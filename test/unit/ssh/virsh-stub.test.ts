@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createVmHostDir, type VmHostDir } from '../../../lab/vmhost-sim/virsh-stub.ts';
-import { buildDomiflistBatch, classifyDomiflist, splitDomiflistBatch } from '../../../src/ssh/virsh.ts';
+import { buildDomiflistBatch, classifyDomiflist, splitDomiflistBatch } from '../../../src/adapters/ssh/virsh.ts';
 
 const run = promisify(execFile);
 

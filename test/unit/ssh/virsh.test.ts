@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createVmHostDir, type VmHostDir } from '../../../lab/vmhost-sim/index.ts';
-import { buildDomiflistBatch, classifyDomiflist, parseDomiflist, quoteForVirsh, splitDomiflistBatch } from '../../../src/ssh/virsh.ts';
+import { buildDomiflistBatch, classifyDomiflist, parseDomiflist, quoteForVirsh, splitDomiflistBatch } from '../../../src/adapters/ssh/virsh.ts';
 
 const run = promisify(execFile);
 const FIXTURES = new URL('../../fixtures/virsh/', import.meta.url);

@@ -1,0 +1,85 @@
+import { ChatopsError } from '../../core/errors.ts';
+import { createRedactor } from '../../core/redact.ts';
+import { withoutSecretFields } from './secret-fields.ts';
+
+/** Longest MAAS message kept in an error; MAAS can answer with whole HTML pages. */
+const MAX_BODY_CHARS = 500;
+
+export interface MaasApiErrorDetails {
+  region: string;
+  status: number;
+  /** MAAS's answer as text, already scrubbed of the API key. */
+  body: string;
+  method: string;
+  /** Relative to `<url>/api/2.0/`, with the query: `machines/abc/?op=mark_fixed`. */
+  path: string;
+}
+
+/** MAAS answered with an HTTP error status. Carries MAAS's own message; never the API key. */
+export class MaasApiError extends ChatopsError {
+  readonly status: number;
+  readonly body: string;
+  readonly method: string;
+  readonly path: string;
+  readonly region: string;
+
+  constructor(details: MaasApiErrorDetails) {
+    const body = shorten(details.body.trim());
+    const said = body ? `: ${body}` : '';
+    super('MAAS_HTTP', `MAAS ${details.region} answered ${details.status} to ${details.method} ${details.path}${said}`, {
+      hint: hintForStatus(details.status, details.region),
+    });
+    this.name = 'MaasApiError';
+    this.status = details.status;
+    this.body = body;
+    this.method = details.method;
+    this.path = details.path;
+    this.region = details.region;
+  }
+}
+
+function shorten(text: string): string {
+  return text.length > MAX_BODY_CHARS ? `${text.slice(0, MAX_BODY_CHARS)}…` : text;
+}
+
+function hintForStatus(status: number, region: string): string {
+  if (status === 401) {
+    return `Check maas.${region}.apiKey: it must be a current key (consumer_key:token_key:token_secret) from \`maas apikey --username=<user>\``;
+  }
+  if (status === 403) {
+    return 'The MAAS user behind the API key may not do this: MAAS refuses admin-only calls to a non-admin key, mark_broken to anyone but the machine\'s owner, and every edit of a locked machine (op=unlock lifts it); see docs/maas-behaviour.md';
+  }
+  if (status === 404) return 'MAAS does not know it: check the name, or whether it was deleted';
+  if (status === 409) return 'MAAS refused it in the machine\'s current state; wait for the machine to settle or change its state first';
+  if (status === 400) return 'MAAS rejected the values sent; the message above says which';
+  if (status >= 500) return 'MAAS failed on its side; try again shortly, and look at the region logs (regiond.log) if it persists';
+  return 'See the MAAS message above';
+}
+
+/** Longest excerpt kept of an error body that is not JSON (an HTML page, a proxy's text). */
+const MAX_TEXT_EXCERPT_CHARS = 300;
+
+/**
+ * The text an error body may show: JSON is parsed and its secret fields dropped by key before it
+ * is printed again; anything else is cut to a short excerpt. Both then pass the pattern redactor
+ * and lose every part of the API key.
+ */
+export function describeMaasErrorBody(raw: string, apiKey: string): string {
+  const redact = createRedactor([]);
+  const text = raw.trim();
+  let shown: string;
+  try {
+    shown = JSON.stringify(withoutSecretFields(JSON.parse(text) as unknown));
+  } catch {
+    shown = text.length > MAX_TEXT_EXCERPT_CHARS ? `${text.slice(0, MAX_TEXT_EXCERPT_CHARS)}…` : text;
+  }
+  return redact(scrubApiKey(shown, apiKey));
+}
+
+/** Removes every part of the API key from text MAAS sent back (it echoes token keys in 401s). */
+export function scrubApiKey(text: string, apiKey: string): string {
+  let out = text;
+  const parts = [apiKey, ...apiKey.split(':')].filter((p) => p.length > 0).sort((a, b) => b.length - a.length);
+  for (const part of parts) out = out.split(part).join('[redacted]');
+  return out;
+}

@@ -1,0 +1,38 @@
+import type { Secret } from '../../core/secret.ts';
+import type { SafeCommand } from './shell-quote.ts';
+
+export interface SshTarget {
+  host: string;
+  port: number;
+  user: string;
+  privateKey: Secret;
+  /** Pinned fingerprints (`SHA256:...`) accepted for this host; empty means refuse. */
+  hostKeys: string[];
+  /** Where this host is configured (`sites.site-b.rack.ssh`), so a refusal can say where to pin. */
+  configPath?: string;
+}
+
+export interface CommandResult {
+  stdout: string;
+  stderr: string;
+  /** Exit status; null when the command was killed by a signal or timed out. */
+  code: number | null;
+  signal?: string;
+  /** The command ran past its timeout and its channel was closed. */
+  timedOut?: boolean;
+}
+
+export interface ExecOptions {
+  timeoutMs?: number;
+}
+
+export interface SshSession {
+  readonly host: string;
+  exec(command: SafeCommand, options?: ExecOptions): Promise<CommandResult>;
+  close(): void;
+}
+
+/** Opens pinned SSH sessions; one session serves every command of a job for that host. */
+export interface SshConnector {
+  connect(target: SshTarget, options?: { timeoutMs?: number }): Promise<SshSession>;
+}

@@ -1,0 +1,137 @@
+import type { ActionsBlock, Button, ContextBlock, HeaderBlock, KnownBlock, SectionBlock } from '@slack/types';
+import { SLACK_MESSAGE_LIMITS } from '../slack/message-limits.ts';
+import { formatDuration } from '../../core/duration.ts';
+import type { Report, ReportKind, Status } from '../../core/report.ts';
+import { clipText, codeSpan, escapeMrkdwn, slackDate } from '../slack/mrkdwn.ts';
+import { renderReport } from '../slack/render.ts';
+import type { AlertMember, AlertRecord, Silence } from './alert-record.ts';
+import type { AlertEvent, MemberChange } from './transition.ts';
+
+export interface AlertMessage {
+  /** Fallback text: starts with the verdict. */
+  text: string;
+  blocks?: KnownBlock[];
+}
+
+export const ALERT_ACTIONS = { planFix: 'alert_plan_fix', recheck: 'alert_recheck', silence: 'alert_silence' } as const;
+
+const ICON: Record<Status, string> = { ok: ':white_check_mark:', warning: ':warning:', critical: ':red_circle:', error: ':x:' };
+const WORD: Record<Status, string> = { ok: 'OK', warning: 'WARNING', critical: 'CRITICAL', error: 'ERROR' };
+const MAX_SUBJECTS = 10;
+const THREAD_MAX = 2900;
+
+/** The alert's one message, in whichever state it is. */
+export function renderAlert(record: AlertRecord, now: number, silence?: Silence): AlertMessage {
+  return record.state === 'resolved' ? renderResolved(record) : renderOpen(record, now, silence);
+}
+
+function renderOpen(record: AlertRecord, now: number, silence: Silence | undefined): AlertMessage {
+  const unchecked = record.kind === 'unchecked';
+  const word = unchecked ? 'COULD NOT CHECK' : WORD[record.status];
+  const report: Report = {
+    kind: record.check as ReportKind,
+    target: record.target,
+    status: record.status,
+    verdict: record.verdict,
+    findings: record.findings,
+    startedAt: new Date(record.lastSeenAt).toISOString(),
+    durationMs: 0,
+  };
+  const rendered = renderReport(report, { reserveBlocks: 1 });
+  // renderReport frames the findings with its own header and timing context; an alert has its own.
+  const body = rendered.blocks.slice(1, -1);
+  const header = headerBlock(`${ICON[record.status]} ${word} · ${record.check} ${record.target}`);
+  const context = contextBlock(openContext(record, now, silence));
+  const text = unchecked ? record.verdict : `${word}: ${record.verdict} (${record.check} ${record.target})`;
+  return { text: clipText(escapeMrkdwn(text), 3000), blocks: [header, ...body, context, actionsBlock(record)] };
+}
+
+function renderResolved(record: AlertRecord): AlertMessage {
+  const lasted = formatDuration((record.resolvedAt ?? record.lastSeenAt) - record.openedAt);
+  const what = record.kind === 'unchecked' ? 'checking works again' : 'no longer found';
+  const header = headerBlock(`:white_check_mark: RESOLVED · ${record.check} ${record.target}`);
+  const summary = section(`*Resolved after ${lasted}* (${what}). It was: ${escapeMrkdwn(record.verdict)}`);
+  const list = section(memberList(record.members));
+  const context = contextBlock(`Opened ${when(record.openedAt)} · resolved ${when(record.resolvedAt ?? record.lastSeenAt)}${reopenedNote(record)}`);
+  return { text: clipText(escapeMrkdwn(`RESOLVED after ${lasted}: ${record.verdict} (${record.check} ${record.target})`), 3000), blocks: [header, summary, list, context] };
+}
+
+/** The thread line that goes with a transition, if it needs one. */
+export function threadNote(event: AlertEvent, change: MemberChange, record: AlertRecord, now: number): string | undefined {
+  switch (event) {
+    case 'changed':
+      return clipText(changeLines(change).join('\n'), THREAD_MAX);
+    case 'reopened': {
+      const quiet = formatDuration(Math.max(0, now - (record.lastResolvedAt ?? now)));
+      const lines = [`:repeat: Back after ${quiet} resolved: re-opened (${ordinal(record.reopened)} time). ${escapeMrkdwn(record.verdict)}`];
+      return clipText([...lines, ...changeLines(change)].join('\n'), THREAD_MAX);
+    }
+    case 'resolved':
+      return `:white_check_mark: Resolved: the scan at ${when(now)} found none of it. It lasted ${formatDuration(now - record.openedAt)}.`;
+    default:
+      return undefined;
+  }
+}
+
+function changeLines(change: MemberChange): string[] {
+  const lines: string[] = [];
+  if (change.added.length) lines.push(`:heavy_plus_sign: ${change.added.length} new: ${subjects(change.added)}`);
+  if (change.removed.length) lines.push(`:heavy_minus_sign: ${change.removed.length} no longer found: ${subjects(change.removed)}`);
+  if (change.changed.length) lines.push(`:pencil2: evidence changed for ${change.changed.length}: ${subjects(change.changed)}`);
+  return lines;
+}
+
+function subjects(members: readonly AlertMember[]): string {
+  const shown = members.slice(0, MAX_SUBJECTS).map((m) => `${codeSpan(m.code, 40)} ${clipText(escapeMrkdwn(m.subject), 120)}`);
+  const more = members.length > MAX_SUBJECTS ? `, …and ${members.length - MAX_SUBJECTS} more` : '';
+  return shown.join(', ') + more;
+}
+
+function memberList(members: readonly AlertMember[]): string {
+  if (!members.length) return '_nothing recorded_';
+  return clipText(`Was: ${subjects(members)}`, 2900);
+}
+
+function openContext(record: AlertRecord, now: number, silence: Silence | undefined): string {
+  const parts = [
+    now - record.openedAt < 1000 ? `Opened just now (${when(record.openedAt)})` : `Open for ${formatDuration(now - record.openedAt)} (since ${when(record.openedAt)})`,
+    `last checked ${when(record.lastSeenAt)}`,
+  ];
+  const note = reopenedNote(record);
+  if (note) parts.push(note.slice(3));
+  if (silence) parts.push(`silenced by <@${silence.by}> until ${when(silence.until)}`);
+  return parts.join(' · ');
+}
+
+function reopenedNote(record: AlertRecord): string {
+  return record.reopened ? ` · re-opened ${record.reopened}×` : '';
+}
+
+function actionsBlock(record: AlertRecord): ActionsBlock {
+  const value = JSON.stringify({ check: record.check, target: record.target });
+  const recheck: Button = { type: 'button', action_id: ALERT_ACTIONS.recheck, text: { type: 'plain_text', text: 'Re-check now' }, value };
+  const planFix: Button = { type: 'button', action_id: ALERT_ACTIONS.planFix, text: { type: 'plain_text', text: 'Plan fix' }, value, style: 'primary' };
+  const silence: Button = { type: 'button', action_id: ALERT_ACTIONS.silence, text: { type: 'plain_text', text: 'Silence 1h' }, value };
+  // Nothing to fix when the target could not be looked at, nor when all it found are warnings; checking again is the next step.
+  const fixable = record.kind === 'drift' && (record.status === 'critical' || record.status === 'error');
+  return { type: 'actions', block_id: `alert_actions`, elements: fixable ? [planFix, recheck, silence] : [recheck, silence] };
+}
+
+const when = slackDate;
+
+function ordinal(n: number): string {
+  const tail = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th';
+  return `${n}${tail}`;
+}
+
+function headerBlock(text: string): HeaderBlock {
+  return { type: 'header', text: { type: 'plain_text', text: clipText(text, 150), emoji: true } };
+}
+
+function section(text: string): SectionBlock {
+  return { type: 'section', text: { type: 'mrkdwn', text: clipText(text, 3000) } };
+}
+
+function contextBlock(text: string): ContextBlock {
+  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_MESSAGE_LIMITS.contextElementText) }] };
+}

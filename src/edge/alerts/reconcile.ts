@@ -1,0 +1,155 @@
+import { describeError } from '../../core/errors.ts';
+import type { AuditLog } from '../../engine/audit/audit-log.ts';
+import type { Logger } from '../../core/log.ts';
+import type { Report } from '../../core/report.ts';
+import { renderAlert, threadNote } from './alert-message.ts';
+import type { AlertRecord, Silence } from './alert-record.ts';
+import type { AlertSender } from './alert-sender.ts';
+import type { Metrics } from '../../engine/metrics.ts';
+import type { AlertStore } from './alert-store.ts';
+import { alertIdOf } from './fingerprint.ts';
+import { observeScan, type KindObservation, type ScanObservation } from './observe-scan.ts';
+import { transition, type AlertEvent } from './transition.ts';
+
+export const DEFAULT_QUIET_MS = 10 * 60_000;
+
+export interface AlertReconcilerOptions {
+  store: AlertStore;
+  sender: AlertSender;
+  /** config.slack.alertChannel; without it alerts are tracked (for /maas alerts) but not posted. */
+  channel: string | undefined;
+  log: Logger;
+  /** A resolved alert that comes back within this re-opens its message; default 10 minutes. */
+  quietMs?: number;
+  now?: () => number;
+  /** How long a reconcile waits for another one of the same (check, target); default 60 s. */
+  lockWaitMs?: number;
+  /** Alerts opened, re-opened, changed and resolved go to the audit trail. */
+  audit?: AuditLog;
+  /** open_alerts by check, read from the store after every reconcile (so every process reports the shared state). */
+  metrics?: Pick<Metrics, 'setOpenAlerts'>;
+}
+
+const AUDITED_EVENTS: readonly AlertEvent[] = ['opened', 'reopened', 'changed', 'resolved'];
+
+export interface ReconcileOutcome {
+  id: string;
+  kind: AlertRecord['kind'];
+  event: AlertEvent;
+  posted: boolean;
+  updated: boolean;
+  threaded: boolean;
+  /** Silenced, or no alert channel: tracked without a new post or thread line. */
+  muted: boolean;
+}
+
+const LOCK_TTL_MS = 30_000;
+
+/**
+ * Turns scan results into alerts: one post per incident, updates in place, thread lines for
+ * changes, resolve on recovery. Reconciles of one (check, target) run one at a time across
+ * every process (a Redis lock), so two workers scanning at once still post once.
+ */
+export class AlertReconciler {
+  readonly #o: AlertReconcilerOptions;
+  readonly #quietMs: number;
+  readonly #now: () => number;
+
+  constructor(options: AlertReconcilerOptions) {
+    this.#o = options;
+    this.#quietMs = options.quietMs ?? DEFAULT_QUIET_MS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async reconcile(check: string, target: string, reports: readonly Report[]): Promise<ReconcileOutcome[]> {
+    const observation = observeScan(check, target, reports);
+    const lock = await this.#o.store.reconcileLock(check, target, LOCK_TTL_MS, this.#o.lockWaitMs ?? 60_000);
+    if (!lock) throw new Error(`alert state for ${check} ${target} stayed locked; another worker may be stuck`);
+    const outcomes: ReconcileOutcome[] = [];
+    try {
+      const now = this.#now();
+      const silence = await this.#o.store.silenceFor(target, now);
+      for (const seen of [observation.drift, observation.unchecked]) {
+        outcomes.push(await this.#apply(observation, seen, now, silence));
+      }
+    } finally {
+      await lock.release();
+    }
+    await this.#reportOpenAlerts();
+    return outcomes;
+  }
+
+  readonly #checksReported = new Set<string>();
+
+  async #reportOpenAlerts(): Promise<void> {
+    if (!this.#o.metrics) return;
+    const byCheck = new Map<string, number>([...this.#checksReported].map((check) => [check, 0]));
+    for (const record of await this.#o.store.open()) byCheck.set(record.check, (byCheck.get(record.check) ?? 0) + 1);
+    for (const [check, count] of byCheck) {
+      this.#checksReported.add(check);
+      this.#o.metrics.setOpenAlerts(check, count);
+    }
+  }
+
+  async #apply(observation: ScanObservation, seen: KindObservation, now: number, silence: Silence | undefined): Promise<ReconcileOutcome> {
+    const { check, target } = observation;
+    const id = alertIdOf(check, target, seen.kind);
+    const prev = await this.#o.store.get(id);
+    const t = transition(prev, seen, { check, target, now, quietMs: this.#quietMs, partial: observation.partial });
+    const muted = silence !== undefined || !this.#o.channel;
+    const outcome: ReconcileOutcome = { id, kind: seen.kind, event: t.event, posted: false, updated: false, threaded: false, muted };
+    if (!t.record) return outcome;
+    if (t.event === 'none' && !t.record.unsynced) return outcome;
+
+    let record: AlertRecord = { ...t.record };
+    delete record.unsynced;
+    const log = this.#o.log.child({ alert: id, check, target, kind: seen.kind, event: t.event });
+    try {
+      if (record.ts && record.channel) {
+        record = await this.#updateExisting(record, now, silence, outcome);
+        const note = threadNote(t.event, t.change, record, now);
+        if (note && !muted && record.ts && record.channel && !outcome.posted) {
+          await this.#o.sender.post(record.channel, { text: note, threadTs: record.ts });
+          outcome.threaded = true;
+        }
+      } else if (record.state === 'open' && !muted) {
+        record = await this.#post(record, now, silence, outcome);
+      }
+    } catch (err) {
+      record.unsynced = true;
+      log.warn({ err: describeError(err) }, 'could not bring the alert message up to date; the next scan tries again');
+    }
+    await this.#o.store.save(record, this.#quietMs + 60_000);
+    if (AUDITED_EVENTS.includes(t.event)) {
+      await this.#o.audit?.record({ kind: 'alert', actor: 'scheduler', action: check, target, subject: seen.kind, outcome: t.event, ...(record.channel ? { channel: record.channel } : {}) });
+    }
+    log.info({ posted: outcome.posted, updated: outcome.updated, threaded: outcome.threaded, muted }, 'alert reconciled');
+    return outcome;
+  }
+
+  async #updateExisting(record: AlertRecord, now: number, silence: Silence | undefined, outcome: ReconcileOutcome): Promise<AlertRecord> {
+    try {
+      await this.#o.sender.update(record.channel!, record.ts!, renderAlert(record, now, silence));
+      outcome.updated = true;
+      return record;
+    } catch (err) {
+      // Someone deleted the message: an open alert gets a new one rather than none.
+      if (slackErrorOf(err) !== 'message_not_found') throw err;
+      const { ts: _ts, channel: _channel, ...rest } = record;
+      if (rest.state !== 'open' || outcome.muted) return rest;
+      return this.#post(rest, now, silence, outcome);
+    }
+  }
+
+  async #post(record: AlertRecord, now: number, silence: Silence | undefined, outcome: ReconcileOutcome): Promise<AlertRecord> {
+    const channel = this.#o.channel!;
+    const { ts } = await this.#o.sender.post(channel, renderAlert(record, now, silence));
+    outcome.posted = true;
+    return { ...record, channel, ts };
+  }
+}
+
+function slackErrorOf(err: unknown): string | undefined {
+  const code = (err as { slackError?: unknown } | undefined)?.slackError;
+  return typeof code === 'string' ? code : undefined;
+}

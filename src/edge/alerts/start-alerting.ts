@@ -1,0 +1,96 @@
+import type { AuditLog } from '../../engine/audit/audit-log.ts';
+import type { Redis } from 'ioredis';
+import { createScanJob, SCAN_JOB } from './scan-job.ts';
+import type { JobDefinition } from '../../engine/job-types.ts';
+import type { Adapters } from '../../adapters/adapters.ts';
+import type { Config } from '../../core/config.ts';
+import type { Logger } from '../../core/log.ts';
+import { startJobWorkers, type RunningWorkers } from '../../engine/queue/job-workers.ts';
+import { DEFAULT_PREFIX } from '../../engine/queue/queue-names.ts';
+import { syncSchedulers, type SyncResult } from './schedulers.ts';
+import type { Redactor } from '../../core/redact.ts';
+import type { AlertSender } from './alert-sender.ts';
+import { AlertStore } from './alert-store.ts';
+import type { Metrics } from '../../engine/metrics.ts';
+import { AlertReconciler } from './reconcile.ts';
+
+export interface AlertingOptions {
+  /** A worker-role connection (createRedis(url, 'worker'): maxRetriesPerRequest null). */
+  connection: Redis;
+  /** The BullMQ key prefix the queues use; default DEFAULT_PREFIX. */
+  prefix?: string;
+  config: Config;
+  adapters: Adapters;
+  /** The Slack gateway (src/edge/slack/gateway.ts) in production; without one (no bot token) alerts are tracked but not posted. */
+  sender?: AlertSender;
+  log: Logger;
+  redact: Redactor;
+  /** A resolved alert that comes back within this re-opens its message; default 10 minutes. */
+  quietMs?: number;
+  /** Scans run at once by this process; default 4. */
+  concurrency?: number;
+  /** Upsert and prune the schedulers at start; default true. */
+  schedule?: boolean;
+  /** Tests inject their own check jobs; default the registered checks. */
+  findJob?: (name: string) => JobDefinition | undefined;
+  now?: () => number;
+  /** The audit trail for alert transitions. */
+  audit?: AuditLog;
+  /** open_alerts, set after every reconcile. */
+  metrics?: Pick<Metrics, 'setOpenAlerts'>;
+}
+
+/** Never called: without a channel the reconciler posts nothing. */
+const NO_SENDER: AlertSender = {
+  post: () => Promise.reject(new Error('no Slack sender')),
+  update: () => Promise.reject(new Error('no Slack sender')),
+};
+
+export interface Alerting {
+  store: AlertStore;
+  reconciler: AlertReconciler;
+  workers: RunningWorkers;
+  schedulers: SyncResult | undefined;
+  /** Stops taking scans and waits for the running ones. */
+  close(): Promise<void>;
+}
+
+/**
+ * The drift alerting of one process: the `scan` worker (queue `maas-scan`) and, unless told
+ * otherwise, the schedulers that feed it. Call it in `serve` and `worker`; several processes
+ * against one Redis share the schedulers and never double a scan or an alert.
+ */
+export async function startAlerting(options: AlertingOptions): Promise<Alerting> {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const log = options.log.child({ component: 'alerts' });
+  const store = new AlertStore(options.connection, prefix);
+  const channel = options.sender ? options.config.slack.alertChannel : undefined;
+  const reconciler = new AlertReconciler({
+    store,
+    sender: options.sender ?? NO_SENDER,
+    channel,
+    log,
+    ...(options.quietMs !== undefined ? { quietMs: options.quietMs } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+  });
+  if (!channel) log.warn(options.sender ? 'slack.alertChannel is not set: drift is tracked (/maas alerts) but not posted' : 'no Slack sender: drift is tracked (/maas alerts) but not posted');
+  const scanJob = createScanJob({ store, reconciler, redact: options.redact, ...(options.findJob ? { findJob: options.findJob } : {}) });
+  const workers = startJobWorkers({
+    connection: options.connection,
+    jobs: new Map([[SCAN_JOB, scanJob]]),
+    context: { config: options.config, adapters: options.adapters, log },
+    redact: options.redact,
+    prefix,
+    concurrency: options.concurrency ?? 4,
+  });
+  let schedulers: SyncResult | undefined;
+  try {
+    if (options.schedule !== false) schedulers = await syncSchedulers({ connection: options.connection, prefix, config: options.config, log });
+  } catch (err) {
+    await workers.close();
+    throw err;
+  }
+  return { store, reconciler, workers, schedulers, close: () => workers.close() };
+}

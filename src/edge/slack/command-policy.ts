@@ -1,0 +1,53 @@
+import type { SlackPolicy } from '../../core/config.ts';
+
+/**
+ * What a subcommand may do: `check` reads and changes nothing (sites, the checks, scan, alerts, audit);
+ * `repair` changes something (fix-* plans, silences). `slack.permissions` grants each kind separately.
+ */
+export type CommandAccess = 'check' | 'repair';
+
+/** Subcommands that change state although their name does not start with `fix-`. */
+const REPAIR_NAMES = new Set(['silence']);
+
+/** The access a subcommand needs: what it declares, else `repair` for fix-* and silence, else `check`. */
+export function commandAccess(name: string, declared?: CommandAccess): CommandAccess {
+  if (declared) return declared;
+  return name.startsWith('fix-') || REPAIR_NAMES.has(name) ? 'repair' : 'check';
+}
+
+export interface SubcommandRef {
+  name: string;
+  access?: CommandAccess;
+}
+
+/**
+ * docs/configuration.md: `/maas` is accepted only in `commandChannels` (none listed = any channel)
+ * and only from `operators` (absent = anyone in the channel); then `slack.permissions` decides
+ * whether this operator may run this kind of subcommand. `help` is never refused to an operator.
+ * Why not, in words the user can act on.
+ */
+export function commandRefusal(policy: SlackPolicy, user: string, channel: string, subcommand?: SubcommandRef): string | undefined {
+  if (policy.commandChannels.length > 0 && !policy.commandChannels.includes(channel)) {
+    const where = policy.commandChannels.map((c) => `<#${c}>`).join(', ');
+    return `/maas is not enabled in this channel. Use it in ${where}.`;
+  }
+  if (policy.operators && !policy.operators.includes(user)) {
+    return `You are not a /maas operator (slack.operators in the bot's config). Ask whoever runs the bot to add your Slack user id ${user}.`;
+  }
+  if (!subcommand || subcommand.name === 'help') return undefined;
+  return permissionRefusal(policy, user, subcommand.name, commandAccess(subcommand.name, subcommand.access));
+}
+
+function permissionRefusal(policy: SlackPolicy, user: string, name: string, access: CommandAccess): string | undefined {
+  const allowed = access === 'check' ? policy.permissions?.checks : policy.permissions?.repairs;
+  if (!allowed || allowed.includes(user)) return undefined;
+  const key = `slack.permissions.${access === 'check' ? 'checks' : 'repairs'}`;
+  if (access === 'check') {
+    return `\`/maas ${name}\` is a read-only check, and you may not run checks (${key} in the bot's config). Ask whoever runs the bot to add your Slack user id ${user}.`;
+  }
+  if (!allowed.length) {
+    return `\`/maas ${name}\` changes things, and nobody may run repairs from Slack (${key} is empty). Run \`maas-chatops ${name}\` from a terminal, or ask whoever runs the bot to grant it.`;
+  }
+  const who = allowed.slice(0, 5).map((u) => `<@${u}>`).join(', ');
+  return `\`/maas ${name}\` changes things, and you do not have the repair permission (${key} in the bot's config). Ask one of ${who} to run it, or ask whoever runs the bot to add your Slack user id ${user}.`;
+}

@@ -1,0 +1,113 @@
+import { isMac } from '../../core/mac.ts';
+import { clipText } from './mrkdwn.ts';
+
+/**
+ * Evidence as a person reads it: labels in words, IP sets as lists, MACs as `old → new`,
+ * machines by name, an SOA by its serial, nested values as `key value` pairs; never JSON.
+ * A field nobody taught this file still reads as words and values.
+ */
+
+const LABELS: Record<string, string> = {
+  tableText: 'table',
+  snippet: 'pinned-MAC snippet',
+  interfaceMacs: 'live MACs by domain',
+  liveInterface: 'live interface',
+  systemId: 'system id',
+  otherSystemId: 'other system id',
+  okMachines: 'machines OK',
+  fqdn: 'FQDN',
+  soa: 'SOA',
+  vmHost: 'VM host',
+  rackResolver: 'rack resolver',
+  controlPlaneEndpoint: 'control-plane endpoint',
+  preferredSubnets: 'preferred subnets',
+  resourceId: 'DNS resource id',
+};
+
+export function humanLabel(key: string): string {
+  return LABELS[key] ?? key.replace(/_/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+/** MAAS's internal handles: the JSON report keeps them, a person reading the message has no use for them. */
+const MACHINE_ONLY = new Set(['discoveryId', 'interfaceId']);
+
+/**
+ * Whether a field belongs in the message: not an absent value (none, empty, virsh's `-` for
+ * "no such thing") and not an internal handle. The JSON report keeps every field.
+ */
+export function worthShowing(key: string, value: unknown): boolean {
+  if (MACHINE_ONLY.has(key)) return false;
+  if (value === null || value === undefined) return false;
+  return !(typeof value === 'string' && (value.trim() === '' || value.trim() === '-'));
+}
+
+/** Keys whose content another key already shows (the structured table behind its text). */
+export function redundantKeys(evidence: Record<string, unknown>): Set<string> {
+  const skip = new Set<string>();
+  if (typeof evidence.tableText === 'string') skip.add('table');
+  if (typeof evidence.snippet === 'string') skip.add('interfaceMacs');
+  if (evidence.soa && evidence.serial !== undefined) skip.add('serial');
+  return skip;
+}
+
+/** One value in plain words, at most `max` characters before escaping; lists say how many they left out. */
+export function humanValue(key: string, value: unknown, max: number): string {
+  if (value === null || value === undefined) return 'none';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value !== 'object') return clip(String(value), max);
+  if (Array.isArray(value)) return listText(value.map((v) => itemText(v)), max);
+  const record = value as Record<string, unknown>;
+  if (key === 'soa' && record.serial !== undefined) return clip(`serial ${String(record.serial)}${record.mname ? ` (primary ${String(record.mname)})` : ''}`, max);
+  return pairsText(record, max);
+}
+
+/** `recorded` and `live` MACs together read as one change. */
+export function macChange(evidence: Record<string, unknown>): string | undefined {
+  const { recorded, live } = evidence;
+  const one = (v: unknown) => (Array.isArray(v) ? v.map(String).join(', ') : typeof v === 'string' ? v : undefined);
+  const before = one(recorded);
+  const after = one(live);
+  if (before === undefined || after === undefined) return undefined;
+  if (![before, after].some((m) => m.split(', ').some(isMac))) return undefined;
+  return `${before || '(none)'} → ${after || '(none)'}`;
+}
+
+function itemText(v: unknown): string {
+  if (v === null || v === undefined) return 'none';
+  if (typeof v !== 'object') return String(v);
+  if (Array.isArray(v)) return v.map(itemText).join(' ');
+  const r = v as Record<string, unknown>;
+  const name = r.name ?? r.hostname ?? r.fqdn ?? r.id;
+  const rest = Object.entries(r)
+    .filter(([k, x]) => x !== name && x !== undefined && k !== 'name' && k !== 'hostname')
+    .map(([k, x]) => `${humanLabel(k)} ${typeof x === 'object' && x !== null ? itemText(x) : String(x)}`);
+  return name === undefined ? rest.join(', ') : `${String(name)}${rest.length ? ` (${rest.join(', ')})` : ''}`;
+}
+
+function pairsText(record: Record<string, unknown>, max: number): string {
+  const parts = Object.entries(record).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.map(itemText).join(' ') : itemText(v)}`);
+  return listText(parts, max, '; ');
+}
+
+/** `a, b, c, … +N more` within `max` characters; `none` for an empty list. */
+function listText(items: readonly string[], max: number, separator = ', '): string {
+  if (!items.length) return 'none';
+  const shown: string[] = [];
+  let used = 0;
+  for (const [i, item] of items.entries()) {
+    const rest = items.length - i;
+    const piece = clip(item, Math.max(16, Math.floor(max / 2)));
+    const tail = rest > 1 ? `${separator}… +${rest - 1} more`.length : 0;
+    if (used + piece.length + separator.length + tail > max && shown.length) {
+      shown.push(`… +${rest} more`);
+      break;
+    }
+    shown.push(piece);
+    used += piece.length + separator.length;
+  }
+  return shown.join(separator);
+}
+
+function clip(text: string, max: number): string {
+  return clipText(text, max);
+}

@@ -1,0 +1,347 @@
+import { LogLevel, WebClient, WebClientEvent, type Logger as SlackLogger, type RetryOptions, type WebClientOptions } from '@slack/web-api';
+import type { AlertSender } from '../alerts/alert-sender.ts';
+import { describeError } from '../../core/errors.ts';
+import type { Logger } from '../../core/log.ts';
+import type { Metrics } from '../../engine/metrics.ts';
+import { redactDeep, type Redactor } from '../../core/redact.ts';
+import type { FileAttachment } from './evidence-files.ts';
+import { uploadTextFile } from './file-upload.ts';
+import { fitMessage, sendWithFallback, slackErrorOf, type OutgoingMessage } from './message-budget.ts';
+import { noBlindRetries, outcomeUnknown, postOnce } from './post-once.ts';
+import { postToResponseUrl, type ResponseUrlPost } from './response-url.ts';
+
+/*
+ * The one way the bot talks to Slack. It owns the process's only WebClient (the Bolt app is
+ * handed it), the SDK's retry policy (429s waited out as Retry-After asks, a call whose outcome
+ * is unknown never repeated blindly: post-once.ts reads the channel back instead), the pacing of
+ * each channel, the one redaction pass every outgoing payload gets, and the message budget.
+ */
+
+/** What the Slack transport records: failed calls and 429s. */
+export type SlackMetrics = Pick<Metrics, 'recordSlackError' | 'recordSlackRateLimited'>;
+
+export interface SlackGatewayOptions {
+  /** The bot token, revealed here at the point of use. */
+  token: string;
+  /** SLACK_API_URL; default Slack's. */
+  slackApiUrl?: string;
+  redact: Redactor;
+  log: Logger;
+  /**
+   * Least time between two messages to one channel. Slack allows about one message a second per
+   * channel (https://docs.slack.dev/apis/web-api/rate-limits); default 1100 ms.
+   */
+  intervalMs?: number;
+  /** The SDK's retries (429s after Retry-After, network errors before sending); default a few within a minute. */
+  retryConfig?: RetryOptions;
+  /** Tries of an update (idempotent) whose outcome was unknown (a 5xx, a dropped connection); default 3. */
+  updateAttempts?: number;
+  /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
+  onFallback?: (slackError: string) => void;
+  metrics?: SlackMetrics;
+}
+
+export interface SlackGatewayStats {
+  /** Web API calls that carry a message (posts, updates, ephemeral answers, file shares). */
+  calls: number;
+  /** 429s the SDK waited out. */
+  rateLimited: number;
+  /** Updates folded into a later update of the same message before they went out. */
+  coalesced: number;
+}
+
+export interface SlackGateway extends AlertSender {
+  /** The only WebClient: for Bolt's app and auth.test; messages go through the methods below. */
+  readonly client: WebClient;
+  readonly clientOptions: WebClientOptions;
+  readonly stats: SlackGatewayStats;
+  /** A new message (in a thread with `threadTs`). `ts` is '' when Slack may have stored it but the channel could not be read to tell. */
+  post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, how?: SendHow): Promise<{ ts: string }>;
+  update(channel: string, ts: string, message: OutgoingMessage, how?: SendHow): Promise<void>;
+  postEphemeral(channel: string, user: string, message: OutgoingMessage, how?: SendHow): Promise<void>;
+  /** A post to a command's or click's response_url; throws a ResponseUrlError when it was refused or not answered. */
+  respond(responseUrl: string, message: OutgoingMessage, how: ResponseUrlPost, what?: string): Promise<void>;
+  upload(channel: string, threadTs: string | undefined, file: FileAttachment): Promise<void>;
+  /** The channel's latest 200 top-level messages, newest first; needs channels:history. */
+  history(channel: string): Promise<{ ts?: string; blocks?: { block_id?: string }[] }[]>;
+  /** Sends what is queued (up to `drainMs`, default 5 s), then fails whatever is left. */
+  close(drainMs?: number): Promise<void>;
+}
+
+export interface SendHow {
+  /** What is being sent, for the log: `post a plan`. */
+  what?: string;
+  /**
+   * Wait its turn in the channel's line (default): alerts, the thread of an `all` answer. A
+   * command's own answer, its result and a plan go at once, as a person waits for them; a 429 is
+   * still waited out.
+   */
+  paced?: boolean;
+}
+
+/** A Slack call failed; `slackError` is Slack's code (message_not_found…) when Slack answered. */
+export class SlackSendError extends Error {
+  constructor(
+    message: string,
+    readonly slackError: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'SlackSendError';
+  }
+}
+
+const DEFAULT_RETRY: RetryOptions = { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 30_000, randomize: true };
+const DEFAULT_INTERVAL_MS = 1100;
+
+export function createSlackGateway(options: SlackGatewayOptions): SlackGateway {
+  return new Gateway(options);
+}
+
+interface Task {
+  /** `channel ts` of an update, so that a later update of the same message can replace it while it waits. */
+  updateOf?: string;
+  message: OutgoingMessage;
+  send: (message: OutgoingMessage) => Promise<unknown>;
+  waiters: { resolve: (value: unknown) => void; reject: (err: unknown) => void }[];
+}
+
+interface Lane {
+  queue: Task[];
+  notBefore: number;
+  running: boolean;
+}
+
+class Gateway implements SlackGateway {
+  readonly client: WebClient;
+  readonly clientOptions: WebClientOptions;
+  readonly stats: SlackGatewayStats = { calls: 0, rateLimited: 0, coalesced: 0 };
+  readonly #lanes = new Map<string, Lane>();
+  readonly #timers = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
+  readonly #options: SlackGatewayOptions;
+  readonly #interval: number;
+  readonly #log: Logger;
+  #closed = false;
+
+  constructor(options: SlackGatewayOptions) {
+    this.#options = options;
+    this.#interval = options.intervalMs ?? DEFAULT_INTERVAL_MS;
+    this.#log = options.log.child({ component: 'slack' });
+    this.clientOptions = {
+      slackApiUrl: options.slackApiUrl ?? 'https://slack.com/api/',
+      retryConfig: noBlindRetries(options.retryConfig ?? DEFAULT_RETRY),
+      timeout: 15_000,
+      logger: quietLogger(this.#log),
+    };
+    this.client = new WebClient(options.token, { ...this.clientOptions });
+    this.client.on(WebClientEvent.RATE_LIMITED, (retryAfterSec: number, request?: { url?: string }) => {
+      this.stats.rateLimited += 1;
+      options.metrics?.recordSlackRateLimited(methodOf(request?.url));
+      this.#log.warn({ retryAfterSec, method: methodOf(request?.url) }, 'Slack rate limit: waiting as Retry-After asks');
+    });
+  }
+
+  async post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, how: SendHow = {}): Promise<{ ts: string }> {
+    const what = how.what ?? `post to ${channel}`;
+    const clean = this.#clean(message);
+    const thread = message.threadTs ? { thread_ts: message.threadTs } : {};
+    const res = (await this.#enqueue(channel, how.paced ?? true, {
+      message: clean,
+      send: (m) =>
+        sendWithFallback((fitted) => postOnce(this.client, { channel, ...thread, ...body(fitted) }, { log: this.#log, onError: (method, err) => this.#failed(method, err) }), m, this.#budget(what)),
+      waiters: [],
+    }).catch((err: unknown) => {
+      throw toSendError(err);
+    })) as { ts?: string };
+    return { ts: res.ts ?? '' };
+  }
+
+  async update(channel: string, ts: string, message: OutgoingMessage, how: SendHow = {}): Promise<void> {
+    const what = how.what ?? `update a message in ${channel}`;
+    const clean = this.#clean(message);
+    const key = `${channel} ${ts}`;
+    const waiting = this.#lane(channel).queue.find((t) => t.updateOf === key);
+    if (waiting) {
+      waiting.message = clean;
+      this.stats.coalesced += 1;
+      await new Promise((resolve, reject) => waiting.waiters.push({ resolve, reject }));
+      return;
+    }
+    await this.#enqueue(channel, how.paced ?? true, {
+      updateOf: key,
+      message: clean,
+      send: (m) => sendWithFallback((fitted) => this.#idempotent('chat.update', () => this.client.chat.update({ channel, ts, ...body(fitted) })), m, this.#budget(what)),
+      waiters: [],
+    });
+  }
+
+  async postEphemeral(channel: string, user: string, message: OutgoingMessage, how: SendHow = {}): Promise<void> {
+    const what = how.what ?? 'answer one person';
+    const clean = this.#clean(message);
+    await this.#enqueue(channel, how.paced ?? true, {
+      message: clean,
+      send: (m) => sendWithFallback((fitted) => this.#call('chat.postEphemeral', () => this.client.chat.postEphemeral({ channel, user, ...body(fitted) })), m, this.#budget(what)),
+      waiters: [],
+    });
+  }
+
+  async respond(responseUrl: string, message: OutgoingMessage, how: ResponseUrlPost, what = 'answer through the response_url'): Promise<void> {
+    // Refused content is not retried here: the caller falls back to the Web API, which has the plain fallback.
+    await postToResponseUrl(responseUrl, fitMessage(this.#clean(message)), how).catch((err: unknown) => {
+      this.#log.debug({ what, err: describeError(err) }, 'the response_url refused the post');
+      throw err;
+    });
+  }
+
+  async upload(channel: string, threadTs: string | undefined, file: FileAttachment): Promise<void> {
+    const clean = { ...file, title: this.#options.redact(file.title), content: this.#options.redact(file.content) };
+    // Files follow their message at once, as before the gateway.
+    await this.#enqueue(channel, false, {
+      message: { text: clean.title },
+      send: () => this.#call('files.completeUploadExternal', () => uploadTextFile(this.client, { channel, threadTs }, clean)),
+      waiters: [],
+    });
+  }
+
+  async history(channel: string): Promise<{ ts?: string; blocks?: { block_id?: string }[] }[]> {
+    const res = await this.#call('conversations.history', () => this.client.conversations.history({ channel, limit: 200 }));
+    return res.messages ?? [];
+  }
+
+  async close(drainMs = 5_000): Promise<void> {
+    this.#closed = true;
+    const deadline = Date.now() + drainMs;
+    while ([...this.#lanes.values()].some((l) => l.queue.length || l.running) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (const t of this.#timers) {
+      clearTimeout(t.timer);
+      t.wake();
+    }
+    for (const lane of this.#lanes.values()) {
+      for (const task of lane.queue.splice(0)) for (const w of task.waiters) w.reject(new SlackSendError('the Slack gateway was closed before this went out', undefined));
+    }
+  }
+
+  /** The one redaction pass: every string of the payload, after rendering and before the budget clips it. */
+  #clean(message: OutgoingMessage): OutgoingMessage {
+    const text = this.#options.redact(message.text);
+    return message.blocks ? { text, blocks: redactDeep(message.blocks, this.#options.redact) } : { text };
+  }
+
+  #budget(what: string) {
+    return { log: this.#log, what, onFallback: this.#options.onFallback };
+  }
+
+  /** One Web API call; a failure is counted and becomes a SlackSendError naming Slack's code. */
+  async #call<T>(method: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      this.#failed(method, err);
+      throw toSendError(err);
+    }
+  }
+
+  /** An idempotent call whose outcome was unknown is simply made again (an update shows the same thing twice at worst). */
+  async #idempotent<T>(method: string, call: () => Promise<T>): Promise<T> {
+    const attempts = this.#options.updateAttempts ?? 3;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        this.#failed(method, err);
+        if (!outcomeUnknown(err) || attempt >= attempts || this.#closed) throw toSendError(err);
+        await this.#sleep(this.#interval * attempt);
+      }
+    }
+  }
+
+  #failed(method: string, err: unknown): void {
+    this.#options.metrics?.recordSlackError(method, err);
+  }
+
+  #enqueue(channel: string, paced: boolean, task: Task): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new SlackSendError('the Slack gateway is closed', undefined));
+    if (!paced) {
+      this.stats.calls += 1;
+      return task.send(task.message).catch((err: unknown) => {
+        this.#log.warn({ channel, code: slackErrorOf(err), err: describeError(err) }, 'Slack call failed');
+        throw err;
+      });
+    }
+    return new Promise((resolve, reject) => {
+      const lane = this.#lane(channel);
+      task.waiters.push({ resolve, reject });
+      lane.queue.push(task);
+      if (!lane.running) void this.#drain(channel, lane);
+    });
+  }
+
+  #lane(channel: string): Lane {
+    let lane = this.#lanes.get(channel);
+    if (!lane) {
+      lane = { queue: [], notBefore: 0, running: false };
+      this.#lanes.set(channel, lane);
+    }
+    return lane;
+  }
+
+  /** Per channel: one call at a time, at most one per interval; a 429 waited out inside the SDK holds the channel too. */
+  async #drain(channel: string, lane: Lane): Promise<void> {
+    lane.running = true;
+    try {
+      while (lane.queue.length) {
+        await this.#sleep(lane.notBefore - Date.now());
+        // Taken out of line while in flight: an update arriving now is a new, later update.
+        const task = lane.queue.shift();
+        if (!task) break;
+        this.stats.calls += 1;
+        try {
+          const value = await task.send(task.message);
+          for (const w of task.waiters) w.resolve(value);
+        } catch (err) {
+          this.#log.warn({ channel, code: slackErrorOf(err), err: describeError(err) }, 'Slack call failed');
+          for (const w of task.waiters) w.reject(err);
+        }
+        lane.notBefore = Date.now() + this.#interval;
+      }
+    } finally {
+      lane.running = false;
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const entry = { timer: setTimeout(() => done(), ms), wake: () => done() };
+      const done = () => {
+        this.#timers.delete(entry);
+        resolve();
+      };
+      this.#timers.add(entry);
+    });
+  }
+}
+
+/** A message as chat.postMessage, chat.update and chat.postEphemeral take it. */
+function body(m: OutgoingMessage): OutgoingMessage {
+  return m.blocks ? { text: m.text, blocks: m.blocks } : { text: m.text };
+}
+
+/** `chat.postMessage` from a request URL (`https://slack.com/api/chat.postMessage`). */
+function methodOf(url: string | undefined): string {
+  return url?.split('/').pop()?.split('?')[0] || 'other';
+}
+
+function toSendError(err: unknown): SlackSendError {
+  if (err instanceof SlackSendError) return err;
+  const slackError = slackErrorOf(err);
+  return new SlackSendError(slackError ? `Slack refused the call: ${slackError}` : `Slack could not be reached: ${describeError(err)}`, slackError, { cause: err });
+}
+
+/** WebClient's own chatter goes to our log at debug; failures are logged by the gateway. */
+function quietLogger(log: Logger): SlackLogger {
+  const debug = (...msgs: unknown[]) => log.debug({ component: 'slack-web-api' }, msgs.map(String).join(' '));
+  return { debug, info: debug, warn: debug, error: debug, setLevel: () => undefined, getLevel: () => LogLevel.DEBUG, setName: () => undefined };
+}

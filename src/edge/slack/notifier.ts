@@ -1,0 +1,175 @@
+import type { RetryOptions } from '@slack/web-api';
+import { describeError } from '../../core/errors.ts';
+import type { Logger } from '../../core/log.ts';
+import type { Notifier, ReplyTarget } from '../../engine/notifier.ts';
+import type { PlanMessageView } from '../../engine/repair/plan-view.ts';
+import type { Redactor } from '../../core/redact.ts';
+import type { Report } from '../../core/report.ts';
+import { renderSummary, summaryOrder } from './all-summary.ts';
+import { attachmentsFor, type FileAttachment } from './evidence-files.ts';
+import { createSlackGateway, type SlackGateway, type SlackMetrics } from './gateway.ts';
+import { slackErrorOf, type OutgoingMessage } from './message-budget.ts';
+import { toSlackText } from './mrkdwn.ts';
+import { renderPlanMessage } from './plan-render.ts';
+import { renderReports } from './render.ts';
+import { replaceRunningMessage } from './replace-running.ts';
+
+export type { SlackMetrics } from './gateway.ts';
+
+/** The notifier speaks through a gateway; tests and tools without one give its options instead. */
+export type SlackNotifierOptions =
+  | { gateway: SlackGateway; log: Logger }
+  | {
+      token: string;
+      slackApiUrl?: string;
+      redact: Redactor;
+      log: Logger;
+      /** WebClient retries (network errors and 429 after Retry-After). */
+      retryConfig?: RetryOptions;
+      onFallback?: (slackError: string) => void;
+      metrics?: SlackMetrics;
+      /** Least time between two messages to one channel; default 1100 ms. */
+      threadIntervalMs?: number;
+    };
+
+/** Slack answers that no retry will change. */
+const PERMANENT = new Set([
+  'channel_not_found',
+  'not_in_channel',
+  'is_archived',
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'missing_scope',
+  'invalid_blocks',
+  'msg_blocks_too_long',
+  'no_text',
+  'restricted_action',
+]);
+
+/** Posting failed; `slackError` is Slack's code (channel_not_found…) when Slack answered. */
+export class SlackDeliveryError extends Error {
+  readonly slackError: string | undefined;
+  /** False when trying again cannot help (the channel is gone, the token is wrong…). */
+  readonly retryable: boolean;
+
+  constructor(message: string, slackError: string | undefined, retryable: boolean, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'SlackDeliveryError';
+    this.slackError = slackError;
+    this.retryable = retryable;
+  }
+}
+
+/** Where a channel refuses the bot, the command's response_url (valid 30 minutes) still reaches it. */
+const FALL_BACK_TO_RESPONSE_URL = new Set(['channel_not_found', 'not_in_channel']);
+
+function gatewayOf(options: SlackNotifierOptions): SlackGateway {
+  if ('gateway' in options) return options.gateway;
+  return createSlackGateway({
+    token: options.token,
+    ...(options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {}),
+    redact: options.redact,
+    log: options.log,
+    ...(options.retryConfig ? { retryConfig: options.retryConfig } : {}),
+    ...(options.onFallback ? { onFallback: options.onFallback } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.threadIntervalMs !== undefined ? { intervalMs: options.threadIntervalMs } : {}),
+  });
+}
+
+export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
+  const slack = gatewayOf(options);
+  const log = options.log.child({ component: 'slack-notifier' });
+
+  /** A new message; where the channel refuses the bot, the command's response_url. Returns its ts when known. */
+  async function post(target: ReplyTarget, message: OutgoingMessage, paced = false): Promise<string | undefined> {
+    try {
+      const { ts } = await slack.post(target.channel, { ...message, threadTs: target.threadTs }, { what: `post to ${target.channel}`, paced });
+      return ts || undefined;
+    } catch (err) {
+      const slackError = slackErrorOf(err);
+      log.error({ channel: target.channel, slackError, err: describeError(err) }, 'could not post to Slack');
+      if (slackError && FALL_BACK_TO_RESPONSE_URL.has(slackError) && target.responseUrl) {
+        const sent = await slack.respond(target.responseUrl, message, { visibility: 'in_channel', replaceOriginal: false }).then(
+          () => true,
+          (e: unknown) => (log.error({ err: describeError(e) }, 'the response_url refused the message too'), false),
+        );
+        if (sent) return undefined;
+      }
+      throw new SlackDeliveryError(`Slack refused the message for ${target.channel}${slackError ? ` (${slackError})` : ''}`, slackError, !(slackError && PERMANENT.has(slackError)), err);
+    }
+  }
+
+  /** Files and thread replies after the message reached Slack: a failure is logged, the message stands. */
+  async function inThread(where: ReplyTarget, what: string, send: () => Promise<unknown>): Promise<void> {
+    try {
+      await send();
+    } catch (err) {
+      log.error({ channel: where.channel, slackError: slackErrorOf(err), err: describeError(err) }, `could not ${what}`);
+    }
+  }
+
+  async function upload(where: ReplyTarget, threadTs: string, files: readonly FileAttachment[]): Promise<void> {
+    for (const file of files) await inThread(where, `upload ${file.filename}`, () => slack.upload(where.channel, threadTs, file));
+  }
+
+  /**
+   * The result's first message: it replaces the command's "running" answer when that can be
+   * done (see replace-running.ts), else it is a new post as before.
+   */
+  async function first(target: ReplyTarget, message: OutgoingMessage): Promise<string | undefined> {
+    const replaced = await replaceRunningMessage(slack, target, message, log);
+    if (replaced.done) return replaced.ts;
+    return post(target, message);
+  }
+
+  /** One target: its message, its long lists as files in its thread. Several: a summary, then each failing target in the thread. */
+  async function postReports(target: ReplyTarget, reports: Report[]): Promise<void> {
+    if (reports.length <= 1) {
+      const ts = await first(target, renderReports(reports));
+      const thread = target.threadTs ?? ts;
+      if (thread) await upload(target, thread, reports.flatMap(attachmentsFor));
+      return;
+    }
+    const summary = renderSummary(reports);
+    const ts = await first(target, summary.message);
+    const thread = target.threadTs ?? ts;
+    // Answered through the response_url (the bot is not in the channel): no thread to post in.
+    if (!thread) return;
+    if (summary.file) await upload(target, thread, [summary.file]);
+    const where = { channel: target.channel, threadTs: thread };
+    // Paced by the gateway: about one reply a second in the channel.
+    for (const report of summaryOrder(reports).filter((r) => r.status !== 'ok')) {
+      await inThread(where, `post the details of ${report.target}`, () => post(where, renderReports([report]), true));
+      await upload(where, thread, attachmentsFor(report));
+    }
+  }
+
+  const failed = (what: string, channel: string) => (err: unknown) => {
+    const slackError = slackErrorOf(err);
+    log.error({ channel, slackError, err: describeError(err) }, `could not ${what}`);
+    throw new SlackDeliveryError(`Slack refused to ${what} in ${channel}${slackError ? ` (${slackError})` : ''}`, slackError, !(slackError && PERMANENT.has(slackError)), err);
+  };
+  const planContent = (view: PlanMessageView): OutgoingMessage => renderPlanMessage(view);
+
+
+  return {
+    postReports,
+    postError: async (target, message) => {
+      await first(target, { text: `:x: ${toSlackText(message)}` });
+    },
+    // Repairs: the plan message with its buttons, its updates and its thread (src/edge/slack/plan-render.ts).
+    postPlan: async (target, view) => {
+      const res = await slack.post(target.channel, planContent(view), { what: 'post a plan', paced: false }).catch(failed('post a plan', target.channel));
+      return { channel: target.channel, ts: res.ts };
+    },
+    updatePlan: async (ref, view) => {
+      await slack.update(ref.channel, ref.ts, planContent(view), { what: 'update a plan', paced: false }).catch(failed('update a plan', ref.channel));
+    },
+    postInThread: async (ref, text) => {
+      await slack.post(ref.channel, { text: toSlackText(text), threadTs: ref.ts }, { what: 'post in a plan thread', paced: false }).catch(failed('post in a plan thread', ref.channel));
+    },
+  };
+}

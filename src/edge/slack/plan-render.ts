@@ -1,0 +1,120 @@
+import type { ActionsBlock, ConfirmationDialog, KnownBlock } from '@slack/types';
+import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
+import type { Report } from '../../core/report.ts';
+import type { PlanMessageView } from '../../engine/repair/plan-view.ts';
+import { clipText, slackDate, toSlackText } from './mrkdwn.ts';
+import { renderReport, SLACK_LIMITS } from './render.ts';
+
+export const APPROVE_ACTION = 'repair_approve';
+export const REJECT_ACTION = 'repair_reject';
+
+/** A plan as a Slack message: the report, a status line, and while pending the Approve / Reject buttons. */
+export function renderPlanMessage(view: PlanMessageView): { text: string; blocks: KnownBlock[] } {
+  const status = clipText(statusLine(view), SLACK_LIMITS.contextText);
+  const rendered = renderReport(shownReport(view), { reserveBlocks: 2, reserveChars: status.length });
+  const blocks: KnownBlock[] = [...rendered.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: status }] }];
+  if (view.state === 'pending' && view.approvable) blocks.push(buttons(view));
+  if (view.state === 'done' && view.deferred) blocks.push(nextBatchButton(view));
+  return { text: clipText(`${rendered.text} · ${plainStatus(view)}`, 3000), blocks };
+}
+
+/**
+ * A plan that ran shows what changed and was read back (its results), not the findings it
+ * repaired nor the steps it planned: a finished repair reads as finished.
+ */
+function shownReport(view: PlanMessageView): Report {
+  if (!view.report.results || (view.state !== 'done' && view.state !== 'failed')) return view.report;
+  const { plan: _planned, ...ran } = view.report;
+  return { ...ran, findings: [], status: view.state === 'done' ? 'ok' : 'error' };
+}
+
+const CHECK_OF: Record<string, string> = { 'fix-macs': 'mac-diff', 'fix-dns': 'dns-check', 'fix-resolver': 'resolver-check' };
+
+/** "Plan the next batch": the alert's "Plan fix" action, `/maas fix-… <target>` with the same checks. */
+function nextBatchButton(view: PlanMessageView): ActionsBlock {
+  const value = JSON.stringify({ check: CHECK_OF[view.report.kind] ?? view.report.kind, target: view.report.target, batch: (view.batch ?? 1) + 1 });
+  return {
+    type: 'actions',
+    block_id: `repair_next:${view.planId}`,
+    elements: [{ type: 'button', action_id: ALERT_ACTIONS.planFix, text: { type: 'plain_text', text: `Plan the next batch (${view.deferred} left)` }, style: 'primary', value }],
+  };
+}
+
+function buttons(view: PlanMessageView): ActionsBlock {
+  const { planId } = view;
+  return {
+    type: 'actions',
+    block_id: `repair_decision:${planId}`,
+    elements: [
+      { type: 'button', action_id: APPROVE_ACTION, text: { type: 'plain_text', text: 'Approve and run' }, style: 'primary', value: planId, confirm: approveConfirm(view) },
+      { type: 'button', action_id: REJECT_ACTION, text: { type: 'plain_text', text: 'Reject' }, style: 'danger', value: planId },
+    ],
+  };
+}
+
+/** Slack's confirm dialog before a repair runs: how many steps on how many machines (or records, or sites). */
+function approveConfirm(view: PlanMessageView): ConfirmationDialog {
+  const steps = view.report.plan?.steps ?? [];
+  const subjects = new Set(steps.map((s) => s.subject)).size;
+  const noun = view.report.kind === 'fix-macs' ? 'machine' : view.report.kind === 'fix-dns' ? 'DNS record' : 'site';
+  const text = `Runs ${steps.length} step${steps.length === 1 ? '' : 's'} on ${subjects} ${noun}${subjects === 1 ? '' : 's'} at ${view.report.target}, one at a time, each change read back; it stops at the first that does not verify.`;
+  return {
+    title: { type: 'plain_text', text: 'Run this repair?' },
+    text: { type: 'plain_text', text: clipText(text, 300) },
+    confirm: { type: 'plain_text', text: 'Approve and run' },
+    deny: { type: 'plain_text', text: 'Cancel' },
+    style: 'primary',
+  };
+}
+
+/** Times in a status line are Slack date tokens (each reader's own zone, UTC as the fallback), put in after escaping. */
+const DATE_MARK = /\uE000(\d+)\uE000/g;
+const when = (ms: number) => `\uE000${Math.round(ms)}\uE000`;
+
+export function statusLine(view: PlanMessageView): string {
+  return statusText(view).replace(DATE_MARK, (_m, ms: string) => slackDate(Number(ms)));
+}
+
+function statusText(view: PlanMessageView): string {
+  const by = view.decidedBy ? `<@${view.decidedBy}>` : 'someone';
+  const at = view.decidedAt !== undefined ? ` at ${when(view.decidedAt)}` : '';
+  const note = view.note ? ` ${view.note.replace(/\uE000/g, '')}` : '';
+  const id = `plan \`${view.planId}\``;
+  switch (view.state) {
+    case 'pending':
+      return view.approvable
+        ? toSlackText(`:hourglass: Requested by <@${view.requester}>; awaiting approval by an approver until ${when(view.expiresAt)} (${id}).${note}`)
+        : toSlackText(`:lock: Requested by <@${view.requester}>. No approvers are configured (slack.approvers), so no repair runs from Slack; use \`maas-chatops ${view.report.kind} ${view.report.target} --apply\` (${id}).${note}`);
+    case 'approved':
+    case 'executing':
+      return toSlackText(`:white_check_mark: Approved by ${by}${at}; running, progress in the thread (${id}).${note}`);
+    case 'rejected':
+      return toSlackText(`:no_entry: Rejected by ${by}${at}; nothing was changed (${id}).${note}`);
+    case 'expired':
+      return toSlackText(`:alarm_clock: Expired at ${when(view.expiresAt)} without approval; nothing was changed. Run \`/maas ${view.report.kind} ${view.report.target}\` again (${id}).${note}`);
+    case 'superseded':
+      return toSlackText(`:arrows_counterclockwise: Approved by ${by}${at}, but not run: the world changed before it could (${id}).${note}`);
+    case 'done':
+      return toSlackText(`:white_check_mark: Done, approved by ${by}${at} (${id}).${note}${view.deferred ? ` ${view.deferred} more left for the next batch.` : ''}`);
+    case 'failed':
+      return toSlackText(`:x: Stopped, approved by ${by}${at} (${id}).${note}`);
+  }
+}
+
+function plainStatus(view: PlanMessageView): string {
+  const labels: Record<PlanMessageView['state'], string> = {
+    pending: view.approvable ? 'awaiting approval' : 'no approvers configured',
+    approved: 'approved, running',
+    executing: 'running',
+    rejected: 'rejected',
+    expired: 'expired',
+    superseded: 'not run: the world changed',
+    done: 'done',
+    failed: 'stopped',
+  };
+  return labels[view.state];
+}
+
+export function utc(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}

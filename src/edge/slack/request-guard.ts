@@ -1,0 +1,94 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../../core/log.ts';
+
+/** Slack's window for x-slack-request-timestamp, now applied both ways. */
+export const REQUEST_WINDOW_SEC = 5 * 60;
+/** A request is valid from ts-5min to ts+5min: its signature is remembered that long. */
+export const REPLAY_MEMORY_SEC = 2 * REQUEST_WINDOW_SEC;
+/** Bolt's own limit for a request body. */
+const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface SlackRequestGuardOptions {
+  signingSecret: string;
+  /** Remembers a signature for `ttlSec`; false when it was already remembered (a replay). Throws when it cannot tell. */
+  remember: (signature: string, ttlSec: number) => Promise<boolean>;
+  log: Logger;
+  /** The events path; default /slack/events. */
+  path?: string;
+  now?: () => number;
+}
+
+/**
+ * In front of Bolt's HTTP receiver, which checks the signature and refuses stale timestamps:
+ * this refuses timestamps more than 5 minutes in the future too, and a byte-identical replay of
+ * a signed request inside the window (its signature is remembered in Redis). What passes goes on
+ * to Bolt with its body already read, and Bolt verifies it as before.
+ */
+export function guardSlackRequests(listener: Listener, options: SlackRequestGuardOptions): Listener {
+  const path = options.path ?? '/slack/events';
+  const now = options.now ?? Date.now;
+  const log = options.log.child({ component: 'slack-request-guard' });
+  return (req, res) => {
+    if ((req.method ?? '').toUpperCase() !== 'POST' || new URL(req.url ?? '/', 'http://localhost').pathname !== path) {
+      listener(req, res);
+      return;
+    }
+    void readBody(req).then(
+      async (body) => {
+        Object.assign(req, { rawBody: body });
+        const refusal = await refusalOf(req, body);
+        if (!refusal) {
+          listener(req, res);
+          return;
+        }
+        log.warn({ reason: refusal.reason }, 'refused a Slack request');
+        res.writeHead(refusal.status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${refusal.reason}\n`);
+      },
+      () => void res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8' }).end('request body too large\n'),
+    );
+  };
+
+  async function refusalOf(req: IncomingMessage, body: Buffer): Promise<{ status: number; reason: string } | undefined> {
+    const timestamp = Number(req.headers['x-slack-request-timestamp']);
+    const signature = req.headers['x-slack-signature'];
+    // Unsigned, malformed or stale: Bolt refuses these itself (and answers ssl_check).
+    if (!Number.isInteger(timestamp) || typeof signature !== 'string') return undefined;
+    if (timestamp - Math.floor(now() / 1000) > REQUEST_WINDOW_SEC) return { status: 401, reason: 'x-slack-request-timestamp is more than 5 minutes in the future' };
+    if (!validSignature(options.signingSecret, timestamp, body, signature)) return undefined;
+    try {
+      if (!(await options.remember(signature, REPLAY_MEMORY_SEC))) return { status: 401, reason: 'this signed request was already received (a replay)' };
+    } catch (err) {
+      // Redis is down: nothing can be queued either, so a replay could only get an answer; the user
+      // must still hear that the bot cannot take work right now.
+      log.warn({ err: (err as Error).message }, 'cannot remember request signatures (Redis unreachable): replay check skipped');
+    }
+    return undefined;
+  }
+}
+
+function validSignature(secret: string, timestamp: number, body: Buffer, signature: string): boolean {
+  const expected = Buffer.from(`v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(body).digest('hex')}`);
+  const given = Buffer.from(signature);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) {
+        req.destroy();
+        reject(new Error('body too large'));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks, size)));
+    req.on('error', reject);
+  });
+}
