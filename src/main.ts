@@ -12,6 +12,7 @@ import { healthRoutes, metricsHandler, startHealthServer, type Route } from './e
 import { createLogger, type Logger } from './core/log.ts';
 import { bullmqDepthSupplier, createMetrics, type Metrics } from './engine/metrics.ts';
 import { dashboardRoutesFromEnv } from './edge/http/queue-dashboard.ts';
+import { DEDUPLICATED_JOBS } from './features/registry.ts';
 import { JobQueues } from './engine/queue/job-queues.ts';
 import { startJobWorkers } from './engine/queue/job-workers.ts';
 import { DEFAULT_PREFIX } from './engine/queue/queue-names.ts';
@@ -209,7 +210,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const producer = createRedis(redisSettings, 'producer');
   producer.on('error', () => undefined);
   const prefix = options.prefix ?? env.queuePrefix ?? DEFAULT_PREFIX;
-  const queues = new JobQueues(producer, redact, prefix, undefined, { failover: isSentinel(redisSettings) });
+  const queues = new JobQueues(producer, redact, prefix, undefined, { dedupJobs: DEDUPLICATED_JOBS, failover: isSentinel(redisSettings) });
   const metrics = createMetrics({ commandNames: commandList.map((c) => c.name), jobKinds: [...workerJobs.keys()] });
   metrics.setQueueDepthSupplier(bullmqDepthSupplier(() => [...workerJobs.keys()].map((name) => queues.queue(name))));
   const audit = createAuditLog({ redis, key: auditKey(options.loaded.config, prefix), maxEntries: options.loaded.config.audit?.maxEntries, log, redact });

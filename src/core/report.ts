@@ -1,9 +1,10 @@
-import type { CheckName, FixName } from '../features/registry.ts';
-
 export type Severity = 'info' | 'warning' | 'critical' | 'error';
 export type Status = 'ok' | 'warning' | 'critical' | 'error';
-/** A report is of one registered check or of one repair (src/features/registry.ts). */
-export type ReportKind = CheckName | FixName;
+/**
+ * A report is of one registered check or of one repair: a name from src/features/registry.ts
+ * (`ReportName` there). A plain string here, so that the base layer knows no check.
+ */
+export type ReportKind = string;
 
 export type FindingCode =
   | 'DNS_RECORD_MISSING'

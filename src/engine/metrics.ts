@@ -1,6 +1,5 @@
 import { withTimeout } from '../core/with-timeout.ts';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { COMMAND_NAMES, JOB_KINDS } from '../features/registry.ts';
 import type { MaasRequestInfo } from '../adapters/maas/client.ts';
 import { peerOutcomeOfError, peerOutcomeOfStatus, type Peer, type PeerOutcome } from '../core/peer-outcome.ts';
 
@@ -24,10 +23,6 @@ export type RepairOutcome = 'applied' | 'failed' | 'refused' | 'rejected' | 'exp
 /** The Slack Web API error classes of @slack/web-api's ErrorCode. */
 export type SlackErrorKind = 'platform' | 'http' | 'request' | 'rate_limited' | 'other';
 
-/** The `subcommand` label values: every registered /maas subcommand. */
-export const KNOWN_COMMANDS: readonly string[] = COMMAND_NAMES;
-/** The `kind` label values: every job kind (checks, repairs, scan), which are also the report and alert kinds. */
-export const KNOWN_JOB_KINDS: readonly string[] = JOB_KINDS;
 const COMMAND_OUTCOMES: readonly CommandOutcome[] = ['accepted', 'answered', 'usage', 'denied', 'error'];
 const JOB_OUTCOMES: readonly JobOutcome[] = ['ok', 'warning', 'critical', 'error', 'failed'];
 const PEERS: readonly Peer[] = ['maas', 'ssh', 'kube'];
@@ -44,9 +39,9 @@ const MAX_SLACK_METHODS = 30;
 export type QueueDepthSupplier = () => Promise<Record<string, number>>;
 
 export interface MetricsOptions {
-  /** Subcommand label values; others count as `other`. Default: the documented subcommands. */
+  /** Subcommand label values; others count as `other`. The composition root passes the registry's COMMAND_NAMES; none by default. */
   commandNames?: readonly string[];
-  /** Job and alert kind label values; others count as `other`. Default: the report kinds and `scan`. */
+  /** Job and alert kind label values; others count as `other`. The composition root passes the registry's JOB_KINDS; none by default. */
   jobKinds?: readonly string[];
   queueDepths?: QueueDepthSupplier;
   /** How long a scrape waits for queue depths before it leaves them out. Default 2000 ms. */
@@ -134,8 +129,8 @@ const PEER_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
-  const commandNames = options.commandNames ?? KNOWN_COMMANDS;
-  const jobKinds = options.jobKinds ?? KNOWN_JOB_KINDS;
+  const commandNames = options.commandNames ?? [];
+  const jobKinds = options.jobKinds ?? [];
   const cappedMethod = cappedLabels(MAX_SLACK_METHODS, SLACK_METHOD_RE);
   // WebClient's rate_limited event gives the full URL (…/api/chat.postMessage): keep the method.
   const slackMethod = (method: string) => cappedMethod(method.slice(method.lastIndexOf('/') + 1));

@@ -52,6 +52,12 @@ export const SCAN_JOB = 'scan';
 /** Every job kind, each with its own queue: the checks, the repairs, and the scan. */
 export const JOB_KINDS: readonly string[] = [...new Set([...CHECKS.flatMap(metricLabels), SCAN_JOB])];
 
+/** What a report can be of: a check or a repair (`ReportKind` in src/core/report.ts is this, as a plain string). */
+export type ReportName = CheckName | FixName;
+
+/** The job kinds that are checks (read-only, same answer for the same target): safe to share. */
+export const DEDUPLICATED_JOBS: ReadonlySet<string> = new Set(CHECKS.filter((c) => c.dedup === 'same-target').map((c) => c.name));
+
 export function findCheck(name: string): RegisteredCheck | undefined {
   return CHECKS.find((c) => c.name === name);
 }

@@ -2,6 +2,10 @@ import { readFileSync } from 'node:fs';
 import { register as globalRegistry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { boundedLabel, createMetrics, peerOutcomeOfError, peerOutcomeOfStatus, slackErrorKind } from '../../src/engine/metrics.ts';
+import { COMMAND_NAMES, JOB_KINDS } from '../../src/features/registry.ts';
+
+/** What the composition root hands the metrics: the registry's command names and job kinds. */
+const REGISTRY_LABELS = { commandNames: COMMAND_NAMES, jobKinds: JOB_KINDS };
 
 async function valueOf(metrics: ReturnType<typeof createMetrics>, name: string, labels: Record<string, string>): Promise<number | undefined> {
   const metric = metrics.registry.getSingleMetric(name);
@@ -13,8 +17,8 @@ async function valueOf(metrics: ReturnType<typeof createMetrics>, name: string, 
 
 describe('createMetrics', () => {
   it('uses its own registry, so two instances (and the global one) do not share counts', async () => {
-    const a = createMetrics({ defaultMetrics: false });
-    const b = createMetrics({ defaultMetrics: false });
+    const a = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS });
+    const b = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS });
     a.recordCommand('dns-check', 'accepted');
     a.recordCommand('dns-check', 'accepted');
     expect(await valueOf(a, 'maas_chatops_commands_total', { subcommand: 'dns-check', outcome: 'accepted' })).toBe(2);
@@ -23,7 +27,7 @@ describe('createMetrics', () => {
   });
 
   it('keeps label values in bounded sets: an unknown subcommand or kind is "other"', async () => {
-    const m = createMetrics({ defaultMetrics: false });
+    const m = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS });
     m.recordCommand('fxi-dns', 'usage');
     m.recordCommand('U0SECRETUSER', 'denied');
     m.observeJob('prod-cluster-7', 'ok', 1);
@@ -50,7 +54,7 @@ describe('createMetrics', () => {
   });
 
   it('counts jobs and observes their duration in one histogram series per kind and outcome', async () => {
-    const m = createMetrics({ defaultMetrics: false });
+    const m = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS });
     m.observeJob('mac-diff', 'critical', 0.3);
     m.observeJob('mac-diff', 'critical', 45);
     m.observeJob('mac-diff', 'failed', 2);
@@ -99,7 +103,7 @@ describe('createMetrics', () => {
   });
 
   it('times peer requests and classifies failures', async () => {
-    const m = createMetrics({ defaultMetrics: false });
+    const m = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS });
     await expect(m.timePeer('kube', async () => 'pods')).resolves.toBe('pods');
     const timeout = Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' });
     await expect(m.timePeer('ssh', () => Promise.reject(timeout))).rejects.toBe(timeout);
@@ -120,7 +124,7 @@ describe('createMetrics', () => {
   });
 
   it('counts repairs, their steps, Slack errors and 429s', async () => {
-    const m = createMetrics({ defaultMetrics: false });
+    const m = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS });
     m.recordRepair('fix-macs', 'applied');
     m.recordRepairStep('fix-macs', 'verified');
     m.recordRepairStep('fix-macs', 'verified');
@@ -140,7 +144,7 @@ describe('createMetrics', () => {
   });
 
   it('caps the Slack method label at 30 distinct values', async () => {
-    const m = createMetrics({ defaultMetrics: false });
+    const m = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS });
     for (let i = 0; i < 40; i++) m.recordSlackRateLimited(`chat.method${String.fromCharCode(97 + (i % 26))}${i >= 26 ? 'x' : ''}`);
     const { values } = await m.slackRateLimited.get();
     expect(values).toHaveLength(31);
@@ -149,16 +153,16 @@ describe('createMetrics', () => {
 
   it('adds process metrics with the same prefix unless told not to', async () => {
     expect(await createMetrics().text()).toContain('maas_chatops_process_resident_memory_bytes');
-    expect(await createMetrics({ defaultMetrics: false }).text()).not.toContain('process_');
+    expect(await createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS }).text()).not.toContain('process_');
   });
 
   it('serves the Prometheus text format content type', () => {
-    expect(createMetrics({ defaultMetrics: false }).contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS }).contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   });
 
   it('documents every metric it registers in docs/operations.md', () => {
     const docs = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
-    const names = createMetrics({ defaultMetrics: false })
+    const names = createMetrics({ defaultMetrics: false, ...REGISTRY_LABELS })
       .registry.getMetricsAsArray()
       .map((m) => m.name);
     expect(names.length).toBeGreaterThanOrEqual(12);

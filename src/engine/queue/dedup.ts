@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { CHECKS } from '../../features/registry.ts';
 import type { ReplyTarget } from '../notifier.ts';
 
 /**
@@ -20,9 +19,6 @@ import type { ReplyTarget } from '../notifier.ts';
  * waiters and BullMQ freeing the deduplication id, a request that BullMQ still sends to the old
  * run learns it is closed and queues a run of its own. None is lost between the two.
  */
-
-/** The job kinds that are checks (read-only, same answer for the same target): safe to share. */
-export const DEDUPLICATED_JOBS: ReadonlySet<string> = new Set(CHECKS.filter((c) => c.dedup === 'same-target').map((c) => c.name));
 
 /** Waiters of a run whose job never ends (lost Redis data, a job removed by hand) expire after this. */
 const WAITERS_TTL_MS = 24 * 3600 * 1000;

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { JobData, QueuedData } from '../job-types.ts';
 import { ChatopsError } from '../../core/errors.ts';
 import type { Redactor } from '../../core/redact.ts';
-import { CheckDedup, DEDUP_GROUP_FIELD, DEDUPLICATED_JOBS, deduplicationId, type Submitted } from './dedup.ts';
+import { CheckDedup, DEDUP_GROUP_FIELD, deduplicationId, type Submitted } from './dedup.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export type { JoinedCheck, Submitted } from './dedup.ts';
@@ -30,7 +30,7 @@ export interface EnqueueOptions {
 }
 
 export interface JobQueuesOptions {
-  /** Job kinds whose identical requests share one run (while it is queued or running); default DEDUPLICATED_JOBS (the checks, never a repair). */
+  /** Job kinds whose identical requests share one run (while it is queued or running); none by default: the composition root passes the registry's DEDUPLICATED_JOBS (the checks, never a repair). */
   dedupJobs?: ReadonlySet<string>;
   /** Redis is a Sentinel-managed primary: a lost connection is a failover, and the answer says so. */
   failover?: boolean;
@@ -60,7 +60,7 @@ export class JobQueues {
     options: JobQueuesOptions = {},
   ) {
     this.#dedup = new CheckDedup(connection, prefix);
-    this.#dedupJobs = options.dedupJobs ?? DEDUPLICATED_JOBS;
+    this.#dedupJobs = options.dedupJobs ?? new Set();
     this.#failover = options.failover ?? false;
     this.#replicasToWait = options.replicasToWait ?? (this.#failover ? 1 : 0);
     this.#recoveryMs = options.recoveryMs ?? 8_000;
