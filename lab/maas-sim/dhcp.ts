@@ -8,42 +8,9 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { versionAtLeast } from '../../src/adapters/maas/maas-version.ts';
 import type { MaasScenario, SimSubnet } from './scenario.ts';
+import type { SimDhcp, SimDhcpRack } from './scenario-records.ts';
 
-export interface SimIpRange {
-  id: number;
-  type: 'dynamic' | 'reserved';
-  subnet: number;
-  start_ip: string;
-  end_ip: string;
-  comment: string;
-  /** The username that owns it (MAAS: whoever created it). */
-  user: string;
-}
-
-/** One rack that serves DHCP (its VLAN has dhcp_on), and the dhcpd.conf the simulator writes for it. */
-export interface SimDhcpRack {
-  /** The rack's address on the subnets it serves: MAAS hands it out first while allow_dns is on. */
-  ip: string;
-  subnetIds: number[];
-  /** A real file: the rack's SSH server reads it with cat. */
-  configPath: string;
-}
-
-/**
- * When a subnet's DNS fields change, the scenario's MAAS version decides: up to 3.6 a database
- * trigger (maasserver/triggers/system.py sys_dhcp_subnet_update) rewrites the rack's config on a
- * dns_servers / allow_dns / managed / gateway change; from 3.7 models/signals/subnet.py starts
- * configure-dhcp only on create, delete and a VLAN move, so the file keeps the old servers.
- */
-export interface SimDhcp {
-  /** The region's address the racks would give nodes last (get_default_dns_servers). */
-  regionIp: string;
-  racks: SimDhcpRack[];
-  /** How many times each rack's file was written (start included). */
-  writes?: number;
-  /** Before 3.7: how long after the subnet edit the rack applies the trigger's notification (default at once). */
-  triggerDelayMs?: number;
-}
+export type { SimDhcp, SimDhcpRack, SimIpRange } from './scenario-records.ts';
 
 function inSubnet(ip: string, cidr: string): boolean {
   const [network, prefix] = cidr.split('/');

@@ -7,18 +7,9 @@
  */
 import { normaliseMac, type MaasScenario } from './scenario.ts';
 import { ok, type SimContext, type SimResponse } from './sim-http.ts';
+import type { SimDiscovery } from './scenario-records.ts';
 
-export interface SimDiscovery {
-  ip: string | null;
-  mac_address: string;
-  mac_organization: string | null;
-  /** ISO 8601, as Django's JSON encoder prints an aware datetime (`2026-07-21T09:12:31.000Z`). */
-  last_seen: string;
-  hostname: string | null;
-  fabric_name: string;
-  vid: number | null;
-  observer: { system_id: string; hostname: string; interface_id: number; interface_name: string };
-}
+export type { SimDiscovery } from './scenario-records.ts';
 
 export interface DiscoveryInput {
   mac: string;

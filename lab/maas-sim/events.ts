@@ -9,6 +9,9 @@
  */
 import type { MaasScenario } from './scenario.ts';
 import { ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import type { SimEvent } from './scenario-records.ts';
+
+export type { SimEvent } from './scenario-records.ts';
 
 const LEVELS: Record<string, number> = { AUDIT: 0, DEBUG: 10, INFO: 20, WARNING: 30, ERROR: 40, CRITICAL: 50 };
 const MAX_EVENT_LOG_COUNT = 1000;
@@ -28,20 +31,6 @@ const TYPE_LEVELS: Record<string, string> = {
   'Node commissioning': 'DEBUG',
   'Node powered on': 'DEBUG',
 };
-
-export interface SimEvent {
-  id: number;
-  /** system_id of the node. */
-  node: string;
-  hostname: string;
-  username: string | null;
-  level: string;
-  /** ISO 8601; served formatted as MAAS formats it. */
-  created: string;
-  /** The event type's description. */
-  type: string;
-  description: string;
-}
 
 export interface EventInput {
   id: number;

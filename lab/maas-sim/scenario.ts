@@ -2,10 +2,8 @@
  * The state a MAAS simulator serves. Plain, JSON-serialisable objects: a scenario can be written
  * to a file, cloned with structuredClone, and changed by a test between two calls.
  */
-import type { SimDhcp, SimIpRange } from './dhcp.ts';
+import type { SimDhcp, SimDiscovery, SimEvent, SimIpRange } from './scenario-records.ts';
 import { NODE_STATUS, statusCode } from '../../src/adapters/maas/node-status.ts';
-import type { SimDiscovery } from './discoveries.ts';
-import type { SimEvent } from './events.ts';
 
 export type SimInterfaceType = 'physical' | 'bond' | 'bridge' | 'vlan' | 'alias';
 
