@@ -3,8 +3,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The version in our package.json, found by walking up from this module: the sources sit one
- * directory below it (src/), the compiled build two (dist/src/).
+ * The version in our package.json, found by walking up from this module: the sources sit two
+ * directories below it (src/core/), the compiled build three (dist/src/core/).
  */
 export function packageVersion(from: string = import.meta.url): string {
   let dir = dirname(fileURLToPath(from));

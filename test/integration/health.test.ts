@@ -78,7 +78,7 @@ describe('health endpoints over HTTP', () => {
   });
 
   it('/metrics serves the registry text with the Prometheus content type', async () => {
-    const metrics = createMetrics({ defaultMetrics: false, queueDepths: async () => ({ 'maas-dns-check': 2 }) });
+    const metrics = createMetrics({ defaultMetrics: false, commandNames: ['dns-check'], queueDepths: async () => ({ 'maas-dns-check': 2 }) });
     metrics.recordCommand('dns-check', 'accepted');
     const base = await serve(healthRoutes({ checks: allGood, registry: metrics.registry }));
     const res = await fetch(`${base}/metrics`);
