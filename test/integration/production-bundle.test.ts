@@ -157,7 +157,7 @@ describe('production bundle', () => {
   });
 
   it('loads the process entry modules (main, adapters, health, metrics, dashboard) with plain node', async () => {
-    const entries = ['dist/src/main.js', 'dist/src/real-adapters.js', 'dist/src/health.js', 'dist/src/metrics.js', 'dist/src/queue-dashboard.js', 'dist/jobs/index.js', 'dist/commands/index.js'];
+    const entries = ['dist/src/main.js', 'dist/src/adapters/real-adapters.js', 'dist/src/edge/http/health.js', 'dist/src/engine/metrics.js', 'dist/src/edge/http/queue-dashboard.js', 'dist/jobs/index.js', 'dist/commands/index.js'];
     for (const f of entries) expect(existsSync(join(dir, f)), f).toBe(true);
     const script = join(dir, 'load-entries.mjs');
     writeFileSync(
