@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { findJob, jobRegistry } from '../jobs/index.ts';
 import '../commands/index.ts';
-import { loadConfig, type LoadedConfig } from './core/config.ts';
+import { loadConfig, secretValues, type LoadedConfig } from './core/config.ts';
 import { ChatopsError, describeError } from './core/errors.ts';
 import { CHECKS, FIX_COMMANDS } from './features/registry.ts';
 import { readMaasMaxBodyBytes } from './core/env.ts';
@@ -194,7 +194,7 @@ function load(options: CliOptions, env: NodeJS.ProcessEnv, io: Out): LoadedConfi
 
 async function runJobInline(command: string, target: string, options: CliOptions, io: Out, env: NodeJS.ProcessEnv): Promise<number> {
   const loaded = load(options, env, io);
-  const redact = createRedactor(loaded.secrets, { names: configNames(loaded.config) });
+  const redact = createRedactor(secretValues(loaded), { names: configNames(loaded.config) });
   const log = createLogger({ redact, level: env.LOG_LEVEL ?? 'warn' });
   const { createRealAdapters } = await import('./adapters/real-adapters.ts');
   const adapters = createRealAdapters(loaded.config, { maasMaxBodyBytes: readMaasMaxBodyBytes(env) });

@@ -5,7 +5,7 @@ import { workerJobs } from '../jobs/index.ts';
 import type { JobData } from './engine/job-types.ts';
 import type { Adapters } from './adapters/adapters.ts';
 import { auditKey, createAuditLog, type AuditLog } from './engine/audit/audit-log.ts';
-import type { LoadedConfig } from './core/config.ts';
+import { secretValues, type LoadedConfig } from './core/config.ts';
 import { envSecrets, readRuntimeEnv, requireSlackEnv, type RuntimeEnv } from './core/env.ts';
 import { describeError } from './core/errors.ts';
 import { healthRoutes, metricsHandler, startHealthServer, type Route } from './edge/http/health.ts';
@@ -202,7 +202,7 @@ function watchRedis(redis: Redis, log: Logger, where: string): void {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const env = readRuntimeEnv(options.env);
   const { settings: redisSettings, warnings: redisWarnings } = redisSettingsFrom(options.env, options.loaded.config.redis);
-  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(redisSettings)], { names: configNames(options.loaded.config) });
+  const redact = createRedactor(secretValues(options.loaded, [...envSecrets(env, options.env), ...redisSecrets(redisSettings)]), { names: configNames(options.loaded.config) });
   const log = options.log ?? createLogger({ redact, level: env.logLevel });
   for (const warning of [...options.loaded.warnings, ...redisWarnings]) log.warn(warning);
   const redis = createRedis(redisSettings, 'worker');

@@ -51,7 +51,8 @@ export interface SiteConfig {
   rack?: RackConfig;
   vmHostDefaults: Partial<SshEndpoint>;
   vmHosts: Record<string, Partial<SshEndpoint>>;
-  knownHosts?: string;
+  /** known_hosts text: public keys, not secret, but read on use like a key file. */
+  knownHosts?: Secret;
 }
 
 export interface ClusterConfig {
@@ -121,9 +122,20 @@ export interface Config {
 
 export interface LoadedConfig {
   config: Config;
-  /** Every secret value (and its fragments) for the redaction pass. */
+  /**
+   * Every secret value read so far (and its fragments) for the redaction pass. The array grows when
+   * a deferred `file:` secret is first used: pass `() => loaded.secrets` to createRedactor.
+   */
   secrets: string[];
+  /** Every `file:` reference, read at its first use (its key in the file, and the secret). */
+  deferred: DeferredSecret[];
   warnings: string[];
+}
+
+export interface DeferredSecret {
+  /** The config key: `sites.site-b.rack.ssh.privateKey`. */
+  where: string;
+  secret: Secret;
 }
 
 export interface LoadOptions {
@@ -172,7 +184,7 @@ export function parseConfigText(
   const resolver = new SecretResolver(options.env, options.readFile ?? readUtf8, path);
   const config = buildConfig(parsed.data, path, resolver);
   checkReferences(config, path);
-  return { config, secrets: resolver.fragments(), warnings: resolver.warnings };
+  return { config, secrets: resolver.fragments, deferred: resolver.deferred, warnings: resolver.warnings };
 }
 
 function firstLine(s: string): string {
@@ -195,9 +207,22 @@ function hintFor(issue: Issue): string {
   return 'Fix that value; docs/configuration.md lists every key';
 }
 
+interface SecretOptions {
+  /** Picks what to redact from a structured secret (a kubeconfig is mostly not secret); null = all of it. */
+  fragments?: (value: string) => string[] | null;
+  /** Throws a ConfigError when the value is not what the key needs. */
+  validate?: (value: string) => void;
+}
+
+/**
+ * Resolves secret references. `env:` and literals are read at load; `file:` is deferred to its first
+ * use, so a process that never uses a key file (the bot runs no SSH) does not need it mounted.
+ */
 class SecretResolver {
   readonly warnings: string[] = [];
-  readonly #fragments: string[] = [];
+  /** Grows as deferred secrets are read: the redactor holds this array, not a copy. */
+  readonly fragments: string[] = [];
+  readonly deferred: DeferredSecret[] = [];
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
@@ -205,23 +230,30 @@ class SecretResolver {
     private readonly path: string,
   ) {}
 
-  /** `fragments` picks what to redact from a structured secret (a kubeconfig is mostly not secret). */
-  secret(ref: string, where: string, fragments: (value: string) => string[] | null = () => null): Secret {
-    const value = this.value(ref, where);
-    const secret = new Secret(value, ref.startsWith('env:') || ref.startsWith('file:') ? ref : 'literal');
-    const chosen = fragments(value);
-    if (chosen) this.#fragments.push(...chosen);
-    else this.#fragments.push(...secretFragments(secret));
+  secret(ref: string, where: string, options: SecretOptions = {}): Secret {
+    const source = ref.startsWith('env:') || ref.startsWith('file:') ? ref : 'literal';
+    const take = (value: string) => {
+      options.validate?.(value);
+      this.#remember(options.fragments?.(value) ?? null, value, source);
+      return value;
+    };
+    if (!ref.startsWith('file:')) return new Secret(take(this.value(ref, where)), source);
+    const secret = Secret.deferred(() => take(this.value(ref, where)), source);
+    this.deferred.push({ where, secret });
     return secret;
   }
 
-  /** A referenced value that is not secret (known_hosts). */
-  plain(ref: string, where: string): string {
-    return this.value(ref, where, false);
+  /** A referenced value that is not secret (known_hosts): deferred like a secret, never redacted. */
+  plain(ref: string, where: string): Secret {
+    if (!ref.startsWith('file:')) return new Secret(this.value(ref, where, false), ref.startsWith('env:') ? ref : 'literal');
+    const value = Secret.deferred(() => this.value(ref, where, false), ref);
+    this.deferred.push({ where, secret: value });
+    return value;
   }
 
-  fragments(): string[] {
-    return [...new Set(this.#fragments)];
+  #remember(chosen: string[] | null, value: string, source: string): void {
+    const fresh = (chosen ?? secretFragments(new Secret(value, source))).filter((f) => !this.fragments.includes(f));
+    this.fragments.push(...fresh);
   }
 
   private value(ref: string, where: string, warnLiteral = true): string {
@@ -238,13 +270,13 @@ class SecretResolver {
       try {
         return this.readFile(file).replace(/\s+$/, '');
       } catch (err) {
-        throw new ConfigError(`${this.path}: ${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, 'Check the path and its permissions');
+        throw new ConfigError(`${this.path}: ${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, 'Check the path and its permissions (in Kubernetes: the Secret mounted there)');
       }
     }
     if (/^[a-z]+:[^\s:/][^\s:]*$/.test(ref)) {
       throw new ConfigError(`${this.path}: ${where}: unknown secret reference "${ref.split(':')[0]}:"`, 'Use env:NAME, file:/path, or a literal value');
     }
-    if (warnLiteral) this.warnings.push(`${where}: a literal secret in ${this.path}; prefer env:NAME or file:/path`);
+    if (warnLiteral) this.warnings.push(`${where} is written in ${this.path} as a literal; prefer env:NAME or file:/path`);
     return ref;
   }
 }
@@ -275,18 +307,20 @@ function buildSsh(raw: RawSsh, where: string, r: SecretResolver): Partial<SshEnd
 function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
   const maas: Record<string, MaasRegionConfig> = {};
   for (const [name, region] of Object.entries(raw.maas)) {
-    maas[name] = { name, url: region.url.replace(/\/+$/, ''), apiKey: r.secret(region.apiKey, `maas.${name}.apiKey`) };
-    const parts = maas[name].apiKey.reveal().split(':');
-    if (parts.length !== 3 || parts.some((p) => p === '')) {
-      throw new ConfigError(`${path}: maas.${name}.apiKey: not a MAAS API key`, 'A MAAS API key is consumer_key:token_key:token_secret (`maas apikey --username=...`)');
-    }
+    const validate = (key: string) => {
+      const parts = key.split(':');
+      if (parts.length !== 3 || parts.some((p) => p === '')) {
+        throw new ConfigError(`${path}: maas.${name}.apiKey: not a MAAS API key`, 'A MAAS API key is consumer_key:token_key:token_secret (`maas apikey --username=...`)');
+      }
+    };
+    maas[name] = { name, url: region.url.replace(/\/+$/, ''), apiKey: r.secret(region.apiKey, `maas.${name}.apiKey`, { validate }) };
   }
   const sites: Record<string, SiteConfig> = {};
   for (const [name, site] of Object.entries(raw.sites)) sites[name] = buildSite(name, site, r);
   const clusters: Record<string, ClusterConfig> = {};
   for (const [name, c] of Object.entries(raw.clusters)) {
     const kube: ClusterConfig['kube'] = { namespace: c.kube.namespace };
-    if (c.kube.kubeconfig) kube.kubeconfig = r.secret(c.kube.kubeconfig, `clusters.${name}.kube.kubeconfig`, kubeconfigSecretValues);
+    if (c.kube.kubeconfig) kube.kubeconfig = r.secret(c.kube.kubeconfig, `clusters.${name}.kube.kubeconfig`, { fragments: kubeconfigSecretValues });
     if (c.kube.context) kube.context = c.kube.context;
     const cluster: ClusterConfig = {
       name,
@@ -400,4 +434,9 @@ function checkReferences(config: Config, path: string): void {
 /** The config as YAML with every secret replaced by its reference. */
 export function printableConfig(config: Config): string {
   return stringifyYaml(JSON.parse(JSON.stringify(config)));
+}
+
+/** What the redactor must know of a loaded config: its secrets so far and later (deferred ones as they are read), and `extra`. */
+export function secretValues(loaded: Pick<LoadedConfig, 'secrets'>, extra: readonly string[] = []): () => readonly string[] {
+  return () => (extra.length ? [...loaded.secrets, ...extra] : loaded.secrets);
 }

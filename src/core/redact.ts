@@ -111,14 +111,15 @@ const NAME_MARK = '\uE001';
  * their heads where a clip cut them short before an ellipsis), then anything shaped like a
  * credential; deceptive characters are shown as `\\u{…}` escapes.
  */
-export function createRedactor(secrets: Iterable<string>, options: RedactorOptions = {}): Redactor {
-  const known = [...new Set([...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH).flatMap(encodings))]
-    .filter((s) => s.length >= MIN_SECRET_LENGTH)
-    .sort((a, b) => b.length - a.length);
-  const knownPattern = known.length ? new RegExp(known.map(escapeRegExp).join('|'), 'g') : null;
+/** The secret values to redact: a fixed list, or a function whose answer grows as deferred secrets are read. */
+export type SecretValues = Iterable<string> | (() => readonly string[]);
+
+export function createRedactor(secrets: SecretValues, options: RedactorOptions = {}): Redactor {
   const names = [...new Set(options.names ?? [])].filter((n) => CREDENTIAL_WORD.test(n)).sort((a, b) => b.length - a.length);
   const namePattern = names.length ? new RegExp(`(?<![A-Za-z0-9_.-])(?:${names.map(escapeRegExp).join('|')})(?![A-Za-z0-9_.-])`, 'g') : null;
+  const knownSecrets = knownSecretsOf(secrets);
   return (text: string) => {
+    const { known, knownPattern } = knownSecrets();
     let out = knownPattern ? text.replace(knownPattern, MASK) : text;
     out = redactCutSecrets(out, known);
     const held: string[] = [];
@@ -131,6 +132,35 @@ export function createRedactor(secrets: Iterable<string>, options: RedactorOptio
     }
     if (held.length) out = out.replace(/\uE001(\d+)\uE001/g, (_m, i: string) => held[Number(i)] ?? '');
     return out.replace(DECEPTIVE, showEscaped);
+  };
+}
+
+interface KnownSecrets {
+  known: string[];
+  knownPattern: RegExp | null;
+}
+
+/** The known values and their pattern, compiled again only when a live list has grown. */
+function knownSecretsOf(secrets: SecretValues): () => KnownSecrets {
+  const compile = (values: Iterable<string>): KnownSecrets => {
+    const known = [...new Set([...values].filter((s) => s.length >= MIN_SECRET_LENGTH).flatMap(encodings))]
+      .filter((s) => s.length >= MIN_SECRET_LENGTH)
+      .sort((a, b) => b.length - a.length);
+    return { known, knownPattern: known.length ? new RegExp(known.map(escapeRegExp).join('|'), 'g') : null };
+  };
+  if (typeof secrets !== 'function') {
+    const fixed = compile(secrets);
+    return () => fixed;
+  }
+  let seen = -1;
+  let current: KnownSecrets = { known: [], knownPattern: null };
+  return () => {
+    const values = secrets();
+    if (values.length !== seen) {
+      current = compile(values);
+      seen = values.length;
+    }
+    return current;
   };
 }
 

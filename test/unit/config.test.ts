@@ -67,7 +67,28 @@ describe('config', () => {
     expect(config.sites['site-b']?.vmHosts['127.0.0.3']?.hostKey).toBe(`SHA256:${'B'.repeat(43)}`);
     expect(config.clusters.prod).toMatchObject({ maasCluster: 'prod', kube: { namespace: 'capi' } });
     expect(config.schedules).toEqual({ dns: 300_000 });
-    expect(secrets).toEqual(expect.arrayContaining([KEY, 'RACK-PRIVATE-KEY-MATERIAL', 'VM-PRIVATE-KEY-MATERIAL']));
+    // The rack key was used above; the VM host key is read (and redacted) only once something uses it.
+    expect(secrets).toEqual(expect.arrayContaining([KEY, 'RACK-PRIVATE-KEY-MATERIAL']));
+    expect(secrets).not.toContain('VM-PRIVATE-KEY-MATERIAL');
+    expect(config.sites['site-b']?.vmHostDefaults.privateKey?.reveal()).toBe('VM-PRIVATE-KEY-MATERIAL');
+    expect(secrets).toContain('VM-PRIVATE-KEY-MATERIAL');
+  });
+
+  it('reads a file: secret at its first use, so a process that uses none loads without the files', () => {
+    const reads: string[] = [];
+    const loaded = parseConfigText(valid, {
+      path: 'test.yaml',
+      env: { MAAS_KEY: KEY },
+      readFile: (p) => {
+        reads.push(p);
+        throw Object.assign(new Error('not mounted'), { code: 'ENOENT' });
+      },
+    });
+    expect(reads).toEqual([]);
+    expect(loaded.deferred.map((d) => d.where)).toEqual(['sites.site-b.vmHosts.default.privateKey', 'sites.site-b.rack.ssh.privateKey']);
+    const err = errorOf(() => loaded.config.sites['site-b']?.rack?.ssh?.privateKey?.reveal());
+    expect(err.describe()).toMatch(/^test\.yaml: sites\.site-b\.rack\.ssh\.privateKey: cannot read \/keys\/rack \(ENOENT\)\. Check the path/);
+    expect(reads).toEqual(['/keys/rack']);
   });
 
   it('repair.commissionTimeout and commissionPollInterval are durations; absent, the defaults apply where they are used', () => {
@@ -110,13 +131,14 @@ describe('config', () => {
   it('rejects a bad secret reference, an unset variable and an unreadable file', () => {
     expect(errorOf(() => parse(valid.replace('env:MAAS_KEY', 'vault:maas'))).message).toMatch(/maas\.region-a\.apiKey: unknown secret reference "vault:"/);
     expect(errorOf(() => parse(valid, {})).message).toMatch(/maas\.region-a\.apiKey: environment variable MAAS_KEY is not set/);
-    expect(errorOf(() => parse(valid.replace('file:/keys/vm', 'file:/keys/none'))).message).toMatch(/vmHosts\.default\.privateKey: cannot read \/keys\/none/);
+    const unreadable = parse(valid.replace('file:/keys/vm', 'file:/keys/none'));
+    expect(errorOf(() => unreadable.config.sites['site-b']?.vmHostDefaults.privateKey?.reveal()).message).toMatch(/vmHosts\.default\.privateKey: cannot read \/keys\/none/);
   });
 
   it('accepts a literal secret with a warning', () => {
     const { config, warnings } = parse(valid.replace('env:MAAS_KEY', KEY));
     expect(config.maas['region-a']?.apiKey.reveal()).toBe(KEY);
-    expect(warnings).toEqual(['maas.region-a.apiKey: a literal secret in test.yaml; prefer env:NAME or file:/path']);
+    expect(warnings).toEqual(['maas.region-a.apiKey is written in test.yaml as a literal; prefer env:NAME or file:/path']);
     expect(warnings.join()).not.toContain(KEY);
   });
 

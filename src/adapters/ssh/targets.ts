@@ -36,7 +36,7 @@ function buildTarget(site: SiteConfig, endpoint: Partial<SshEndpoint> & { host: 
   }
   const pins = new Set<string>();
   if (endpoint.hostKey) pins.add(endpoint.hostKey);
-  if (site.knownHosts) for (const pin of knownHostsPins(site.knownHosts, endpoint.host, endpoint.port)) pins.add(pin);
+  if (site.knownHosts) for (const pin of knownHostsPins(site.knownHosts.reveal(), endpoint.host, endpoint.port)) pins.add(pin);
   return { host: endpoint.host, port: endpoint.port, user, privateKey: endpoint.privateKey, hostKeys: [...pins], configPath: where };
 }
 

@@ -1,4 +1,4 @@
-import type { LoadedConfig } from '../../core/config.ts';
+import { secretValues, type LoadedConfig } from '../../core/config.ts';
 import { readRuntimeEnv, envSecrets } from '../../core/env.ts';
 import { describeError } from '../../core/errors.ts';
 import { createLogger } from '../../core/log.ts';
@@ -47,7 +47,7 @@ export async function runAuditCli(options: AuditCliOptions): Promise<number> {
   }
   const env = readRuntimeEnv(options.env);
   const { settings } = redisSettingsFrom(options.env, config.redis);
-  const redact = createRedactor([...options.loaded.secrets, ...envSecrets(env, options.env), ...redisSecrets(settings)], { names: configNames(options.loaded.config) });
+  const redact = createRedactor(secretValues(options.loaded, [...envSecrets(env, options.env), ...redisSecrets(settings)]), { names: configNames(options.loaded.config) });
   const redis = createRedis(settings, 'producer');
   redis.on('error', () => undefined);
   try {
