@@ -18,9 +18,15 @@ interface SecretShape {
 
 const keepLabel = (_m: string, label: string, glue: string) => `${label}${glue}${MASK}`;
 
+/*
+ * Every shape below is entered once per run of the characters it starts with: a lookbehind says
+ * "not inside such a run" where `\b` would let `a.a.a…` restart it at every dot and rescan the rest
+ * of the run each time (quadratic: 150 KB of that once stalled the bot for 50 s).
+ */
+
 /** Key names whose value is a credential, in YAML, JSON, env, headers or query strings. */
 const SECRET_KEY =
-  '[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|passphrase|power_pass|api[_-]?key|apikey|private[_-]?key|client-key-data|credentials?|auth[_-]?key)';
+  '(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:token|secret|passw(?:or)?d|passphrase|power_pass|api[_-]?key|apikey|private[_-]?key|client-key-data|credentials?|auth[_-]?key)';
 
 const SECRET_SHAPES: SecretShape[] = [
   // PEM and OpenSSH private keys, also cut short (an error message may quote only the start).
@@ -29,12 +35,12 @@ const SECRET_SHAPES: SecretShape[] = [
   { pattern: /\bxox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{8,}/g },
   { pattern: /\bxapp-[A-Za-z0-9-]{8,}/g },
   // JSON web tokens (Kubernetes service-account tokens, OIDC id-tokens).
-  { pattern: /\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}/g },
+  { pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}/g },
   // A MAAS API key: consumer_key:token_key:token_secret.
   { pattern: /\b[A-Za-z0-9]{12,}:[A-Za-z0-9]{12,}:[A-Za-z0-9]{16,}\b/g },
   // Credentials in a URL: scheme://user:password@host (redis://:password@host too).
   {
-    pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*)(:)[^\s/?#@]+@/gi,
+    pattern: /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*)(:)[^\s/?#@]+@/gi,
     replace: (_m, before: string, colon: string) => `${before}${colon}${MASK}@`,
   },
   // HTTP authorization schemes; the credential holds a digit or base64 padding, so prose ("basic checks") stays.
@@ -43,16 +49,16 @@ const SECRET_SHAPES: SecretShape[] = [
   { pattern: /\b(oauth_signature|oauth_token|oauth_consumer_key|token_secret)(=\s*"?)[^",&\s]+/gi, replace: keepLabel },
   // "key": "value" and key: 'value' for credential-named keys: the whole quoted value, however short or punctuated.
   {
-    pattern: new RegExp(`\\b(${SECRET_KEY})(["']?\\s*[:=]\\s*)(["'])(?!\\[redacted)(?:\\\\.|(?!\\3)[^\\\\\\r\\n])+\\3`, 'gi'),
+    pattern: new RegExp(`(${SECRET_KEY})(["']?\\s*[:=]\\s*)(["'])(?!\\[redacted)(?:\\\\.|(?!\\3)[^\\\\\\r\\n])+\\3`, 'gi'),
     replace: (_m, label: string, glue: string, quote: string) => `${label}${glue}${quote}${MASK}${quote}`,
   },
   // The same inside a JSON string (a log line quoting MAAS's body): \"key\":\"value\".
   {
-    pattern: new RegExp(`\\b(${SECRET_KEY})(\\\\"\\s*:\\s*\\\\")(?!\\[redacted)(?:(?!\\\\")[^\\r\\n])+(?=\\\\")`, 'gi'),
+    pattern: new RegExp(`(${SECRET_KEY})(\\\\"\\s*:\\s*\\\\")(?!\\[redacted)(?:(?!\\\\")[^\\r\\n])+(?=\\\\")`, 'gi'),
     replace: keepLabel,
   },
   // key: value, key=value unquoted: the rest of the line up to a field separator (&, a quote, a brace, a backslash).
-  { pattern: new RegExp(`\\b(${SECRET_KEY})(\\s*[:=][ \\t]*)(?!\\[redacted|["'\\s\\\\])[^\\r\\n&"'}\\\\]+`, 'gi'), replace: keepLabel },
+  { pattern: new RegExp(`(${SECRET_KEY})(\\s*[:=][ \\t]*)(?!\\[redacted|["'\\s\\\\])[^\\r\\n&"'}\\\\]+`, 'gi'), replace: keepLabel },
 ];
 
 /**
@@ -118,7 +124,8 @@ export function createRedactor(secrets: SecretValues, options: RedactorOptions =
   const names = [...new Set(options.names ?? [])].filter((n) => CREDENTIAL_WORD.test(n)).sort((a, b) => b.length - a.length);
   const namePattern = names.length ? new RegExp(`(?<![A-Za-z0-9_.-])(?:${names.map(escapeRegExp).join('|')})(?![A-Za-z0-9_.-])`, 'g') : null;
   const knownSecrets = knownSecretsOf(secrets);
-  return (text: string) => {
+  return (whole: string) => {
+    const text = capForScanning(whole);
     const { known, knownPattern } = knownSecrets();
     let out = knownPattern ? text.replace(knownPattern, MASK) : text;
     out = redactCutSecrets(out, known);
@@ -166,30 +173,49 @@ function knownSecretsOf(secrets: SecretValues): () => KnownSecrets {
 
 const ELLIPSIS = '…';
 
+/**
+ * The most of one text the redactor reads: outside text (a MAAS body, an SSH reply, a hostname) can
+ * be any size, and nothing shown to a person needs more. The rest is cut before any pattern runs.
+ */
+export const MAX_SCANNED_CHARS = 2 * 1024 * 1024;
+
+function capForScanning(text: string): string {
+  if (text.length <= MAX_SCANNED_CHARS) return text;
+  return `${text.slice(0, MAX_SCANNED_CHARS)}${ELLIPSIS} [${text.length - MAX_SCANNED_CHARS} more characters not shown]`;
+}
+
 /** A known secret clipped short for a message (`abcd1234…`) is still the head of a secret. */
 function redactCutSecrets(text: string, known: readonly string[]): string {
   if (!known.length || !text.includes(ELLIPSIS)) return text;
-  let out = text;
-  for (let at = out.indexOf(ELLIPSIS); at !== -1; at = out.indexOf(ELLIPSIS, at + 1)) {
-    const head = longestSecretHead(out, at, known);
+  const parts: string[] = [];
+  let kept = 0;
+  for (let at = text.indexOf(ELLIPSIS); at !== -1; at = text.indexOf(ELLIPSIS, at + 1)) {
+    const head = longestSecretHead(text, kept, at, known);
     if (head) {
-      out = `${out.slice(0, at - head)}${MASK}${out.slice(at)}`;
-      at = at - head + MASK.length;
+      parts.push(text.slice(kept, at - head), MASK);
+      kept = at;
     }
   }
-  return out;
+  parts.push(text.slice(kept));
+  return parts.join('');
 }
 
-/** How many characters before `end` are the start of a known secret (0 when fewer than MIN_SECRET_LENGTH). */
-function longestSecretHead(text: string, end: number, known: readonly string[]): number {
+/**
+ * How many characters of text[from, end) just before `end` are the start of a known secret (0
+ * when fewer than MIN_SECRET_LENGTH). Only the secret's length before `end` is looked at, so the
+ * work per ellipsis does not grow with the text.
+ */
+function longestSecretHead(text: string, from: number, end: number, known: readonly string[]): number {
   let best = 0;
   for (const secret of known) {
+    const start = Math.max(from, end - secret.length);
+    const window = text.slice(start, end);
     const anchor = secret.slice(0, MIN_SECRET_LENGTH);
-    const from = Math.max(0, end - secret.length);
-    for (let start = text.lastIndexOf(anchor, end - MIN_SECRET_LENGTH); start >= from; start = text.lastIndexOf(anchor, start - 1)) {
-      const length = end - start;
-      if (length > best && secret.startsWith(text.slice(start, end))) best = length;
-      if (start === 0) break;
+    for (let at = window.indexOf(anchor); at !== -1 && window.length - at > best; at = window.indexOf(anchor, at + 1)) {
+      if (secret.startsWith(window.slice(at))) {
+        best = window.length - at;
+        break;
+      }
     }
   }
   return best;

@@ -1,5 +1,6 @@
 import { ChatopsError } from '../../core/errors.ts';
 import { createRedactor } from '../../core/redact.ts';
+import { knownMaasReason } from './maas-reasons.ts';
 import { withoutSecretFields } from './secret-fields.ts';
 
 /** Longest MAAS message kept in an error; MAAS can answer with whole HTML pages. */
@@ -56,24 +57,34 @@ function hintForStatus(status: number, region: string): string {
   return 'See the MAAS message above';
 }
 
-/** Longest excerpt kept of an error body that is not JSON (an HTML page, a proxy's text). */
-const MAX_TEXT_EXCERPT_CHARS = 300;
+const redactPatterns = createRedactor([]);
+
+/** The most of an error body parsed as JSON; a longer one is not read at all. */
+export const MAX_PARSED_ERROR_BODY_CHARS = 64 * 1024;
 
 /**
- * The text an error body may show: JSON is parsed and its secret fields dropped by key before it
- * is printed again; anything else is cut to a short excerpt. Both then pass the pattern redactor
- * and lose every part of the API key.
+ * The text an error body may show, decided before any of it is scanned: a JSON body (of at most
+ * 64 KiB) is parsed and its secret fields dropped by key before it is printed again; a text body
+ * shows only when it is exactly one of MAAS's own reasons (maas-reasons.ts); anything else (an
+ * HTML page, a proxy's text, a driver message quoting a BMC password) is a fixed sentence, never
+ * an excerpt. What is shown then passes the pattern redactor and loses every part of the API key.
  */
 export function describeMaasErrorBody(raw: string, apiKey: string): string {
-  const redact = createRedactor([]);
   const text = raw.trim();
-  let shown: string;
+  if (!text) return '';
+  if (text.length > MAX_PARSED_ERROR_BODY_CHARS) return `(MAAS's answer is not shown: ${Math.ceil(text.length / 1024)} KiB, more than an error is read)`;
+  const shown = jsonWithoutSecrets(text) ?? knownMaasReason(text);
+  if (shown === undefined) return "(MAAS's answer is not shown: it is neither JSON nor one of MAAS's own reasons; the region's regiond.log has it)";
+  return redactPatterns(scrubApiKey(shown, apiKey));
+}
+
+function jsonWithoutSecrets(text: string): string | undefined {
+  if (!/^[[{]/.test(text)) return undefined;
   try {
-    shown = JSON.stringify(withoutSecretFields(JSON.parse(text) as unknown));
+    return JSON.stringify(withoutSecretFields(JSON.parse(text) as unknown));
   } catch {
-    shown = text.length > MAX_TEXT_EXCERPT_CHARS ? `${text.slice(0, MAX_TEXT_EXCERPT_CHARS)}…` : text;
+    return undefined;
   }
-  return redact(scrubApiKey(shown, apiKey));
 }
 
 /** Removes every part of the API key from text MAAS sent back (it echoes token keys in 401s). */
