@@ -449,9 +449,9 @@ describe('the response body cap', () => {
   it('a streamed 100 MB body is cut off at the 64 MiB default with a clear error, once', async () => {
     const big = await hugeBodyServer(false);
     try {
-      const err = await failure(client(FAST, key, big.url).listMachines());
+      const err = await failure(client(FAST, key, big.url).listSubnets());
       expect(err).toBeInstanceOf(ChatopsError);
-      expect((err as ChatopsError).message).toBe('MAAS region-a answered GET machines/ with a body larger than 64 MiB; it was not read');
+      expect((err as ChatopsError).message).toBe('MAAS region-a answered GET subnets/ with a body larger than 64 MiB; it was not read');
       expect((err as ChatopsError).describe()).toMatch(/MAAS_MAX_BODY_MIB/);
       expect(big.sent.requests).toBe(1);
       expect(big.sent.bytes).toBeLessThan(HUNDRED_MB);
@@ -463,11 +463,78 @@ describe('the response body cap', () => {
   it('a declared 100 MB body is refused from its Content-Length before it is read, under a configured cap', async () => {
     const big = await hugeBodyServer(true);
     try {
-      const err = await failure(client({ ...FAST, maxBodyBytes: 1024 * 1024 }, key, big.url).listMachines());
+      const err = await failure(client({ ...FAST, maxBodyBytes: 1024 * 1024 }, key, big.url).listSubnets());
       expect((err as ChatopsError).message).toMatch(/larger than 1 MiB; it was not read/);
       expect(big.sent.bytes).toBeLessThan(HUNDRED_MB / 2);
     } finally {
       await big.close();
+    }
+  });
+});
+
+describe('machine lists are read as streams: the cap is on what is kept', () => {
+  /** A loopback MAAS rendering `count` pretty-printed machines of about 9 KB each, most of it fields no check reads. */
+  async function machineListServer(count: number) {
+    const sent = { bytes: 0, requests: 0 };
+    const rendered = (n: number) =>
+      JSON.stringify(
+        {
+          system_id: `m${n}`,
+          hostname: `node-${n}`,
+          power_type: 'virsh',
+          status: 4,
+          status_name: 'Ready',
+          interface_set: [{ id: n, name: 'ens3', type: 'physical', mac_address: '52:54:00:00:00:01', links: [{ subnet: { cidr: '10.0.0.0/24' } }] }],
+          blockdevice_set: [{ id: n, model: 'QEMU HARDDISK', serial: 'x'.repeat(8000) }],
+        },
+        null,
+        4,
+      );
+    const server = createServer((_req, res) => {
+      sent.requests += 1;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let n = 0;
+      const pump = () => {
+        while (n < count && !res.destroyed) {
+          const piece = (n === 0 ? '[' : ',') + rendered(n) + (n === count - 1 ? ']' : '');
+          n += 1;
+          sent.bytes += piece.length;
+          if (!res.write(piece)) return void res.once('drain', pump);
+        }
+        if (!res.destroyed) res.end();
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/MAAS`;
+    return { sent, url, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  }
+
+  it('a machine list far larger than the cap is read whole when what is kept fits', async () => {
+    const maas = await machineListServer(700);
+    const seen: MaasRequestInfo[] = [];
+    try {
+      const machines = await client({ ...FAST, maxBodyBytes: 1024 * 1024, onRequest: (info) => seen.push(info) }, key, maas.url).listMachines();
+      expect(maas.sent.bytes).toBeGreaterThan(5 * 1024 * 1024);
+      expect(machines).toHaveLength(700);
+      expect(machines[699]).toEqual({ system_id: 'm699', hostname: 'node-699', power_type: 'virsh', status: 4, status_name: 'Ready', interface_set: [{ id: 699, name: 'ens3', type: 'physical', mac_address: '52:54:00:00:00:01' }] });
+      expect(seen.map((s) => s.bytes)).toEqual([maas.sent.bytes]);
+    } finally {
+      await maas.close();
+    }
+  });
+
+  it('a zone whose kept fields pass the cap is refused naming MAAS_MAX_BODY_MIB and how far it read, once, without reading the rest', async () => {
+    const maas = await machineListServer(20_000);
+    try {
+      const err = await failure(client({ ...FAST, maxBodyBytes: 1024 * 1024 }, key, maas.url).listMachines());
+      expect(err).toBeInstanceOf(ChatopsError);
+      expect((err as ChatopsError).message).toMatch(/^MAAS region-a answered GET machines\/ with more than 1 MiB to keep, even of only the fields the checks read \(\d+ entries and [\d.]+ MiB of JSON read\); the rest was not read$/);
+      expect((err as ChatopsError).describe()).toMatch(/MAAS_MAX_BODY_MIB caps what is kept/);
+      expect(maas.sent.requests).toBe(1);
+      expect(maas.sent.bytes).toBeLessThan((20_000 * 8_000) / 2);
+    } finally {
+      await maas.close();
     }
   });
 });

@@ -4,6 +4,8 @@ export interface AttemptOutcome {
   /** The HTTP status, or 0 when no answer came (network error, timeout). */
   status: number;
   ms: number;
+  /** Body bytes received in this attempt. */
+  bytes: number;
   /** The transport error that ended the attempt, if one did. */
   error?: Error;
 }
@@ -16,7 +18,8 @@ export function observeAttempts(onAttempt: (outcome: AttemptOutcome) => void): D
   return (dispatch) => (opts, handler) => {
     const started = performance.now();
     let status = 0;
-    const done = (error?: Error) => onAttempt({ status, ms: Math.round(performance.now() - started), ...(error ? { error } : {}) });
+    let bytes = 0;
+    const done = (error?: Error) => onAttempt({ status, ms: Math.round(performance.now() - started), bytes, ...(error ? { error } : {}) });
     const observed: Dispatcher.DispatchHandler = {
       onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
       onRequestUpgrade: (controller, statusCode, headers, socket) => handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
@@ -24,7 +27,10 @@ export function observeAttempts(onAttempt: (outcome: AttemptOutcome) => void): D
         status = statusCode;
         handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
       },
-      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+      onResponseData: (controller, chunk) => {
+        bytes += chunk.length;
+        handler.onResponseData?.(controller, chunk);
+      },
       onResponseEnd: (controller, trailers) => {
         done();
         handler.onResponseEnd?.(controller, trailers);

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import { Agent, interceptors, request } from 'undici';
+import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import type { MaasRegionConfig } from '../../core/config.ts';
 import { ChatopsError } from '../../core/errors.ts';
 import { describeMaasErrorBody, MaasApiError } from './maas-api-error.ts';
 import { readCappedBody } from './capped-body.ts';
+import { KeptTooLargeError, NotJsonError, readKeptJson } from './kept-json.ts';
+import { DISCOVERY_LIST, EVENT_PAGE, MACHINE_LIST, POWER_PARAMETERS, type KeptShape } from './kept-shapes.ts';
 import { maasOAuthHeader } from './oauth-header.ts';
 import { observeAttempts, type AttemptOutcome } from './attempt-observer.ts';
 import { retryOptionsFor, TIMEOUT_CODES, type RetryPolicy } from './retry.ts';
@@ -33,6 +35,8 @@ export interface MaasRequestInfo {
   /** The HTTP status, or 0 when no answer came (network error, timeout). */
   status: number;
   ms: number;
+  /** Body bytes received (0 when no answer came). */
+  bytes?: number;
 }
 
 export interface MaasClientOptions {
@@ -63,7 +67,11 @@ interface CallSpec {
   path: string;
   query?: Query;
   form?: Query;
+  /** Read the answer as a stream and keep only this (kept-shapes.ts). */
+  kept?: KeptShape;
 }
+
+type Answer = { ok: true; value: unknown } | { ok: false; status: number; text: string };
 
 const DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250, maxRetryWaitMs: 10_000, maxBodyBytes: 64 * 1024 * 1024 };
 
@@ -95,24 +103,49 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     const dispatcher = agent.compose(
       observeAttempts((outcome) => {
         attempts.push(outcome);
-        options.onRequest?.({ method: spec.method, path: shownPath, status: outcome.status, ms: outcome.ms });
+        options.onRequest?.({ method: spec.method, path: shownPath, status: outcome.status, ms: outcome.ms, bytes: outcome.bytes });
       }),
       interceptors.retry(retryOptionsFor(spec.method, policy)),
     );
-    let text: string;
-    let status: number;
+    let answer: Answer;
     try {
       const response = await request(url, { method: spec.method, headers, body, dispatcher });
-      status = response.statusCode;
-      text = await readCappedBody(response, maxBodyBytes, () => tooLarge(spec.method, shownPath));
+      answer = await readAnswer(response, spec, shownPath);
     } catch (err) {
       if (err instanceof ChatopsError) throw err;
       throw unreachable(err, spec.method, shownPath, Math.max(attempts.length, 1));
     }
-    if (status < 200 || status >= 300) {
-      throw new MaasApiError({ region: region.name, status, body: describeMaasErrorBody(text, apiKey), method: spec.method, path: shownPath });
+    if (!answer.ok) {
+      throw new MaasApiError({ region: region.name, status: answer.status, body: describeMaasErrorBody(answer.text, apiKey), method: spec.method, path: shownPath });
     }
-    return parseJson(text, spec.method, shownPath) as T;
+    return answer.value as T;
+  }
+
+  /** A list with a kept shape is read as a stream, keeping only that; any other answer is read whole, up to the cap. */
+  async function readAnswer(response: Dispatcher.ResponseData, spec: CallSpec, path: string): Promise<Answer> {
+    const status = response.statusCode;
+    const ok = status >= 200 && status < 300;
+    if (ok && spec.kept) return { ok, value: await readKept(response, spec.method, path, spec.kept) };
+    const text = await readCappedBody(response, maxBodyBytes, () => tooLarge(spec.method, path));
+    return ok ? { ok, value: parseJson(text, spec.method, path) } : { ok, status, text };
+  }
+
+  async function readKept(response: Dispatcher.ResponseData, method: string, path: string, shape: KeptShape): Promise<unknown> {
+    try {
+      return (await readKeptJson(response.body as AsyncIterable<Buffer>, shape, maxBodyBytes)).value;
+    } catch (err) {
+      response.body.destroy();
+      if (err instanceof KeptTooLargeError) throw keptTooLarge(method, path, err);
+      if (err instanceof NotJsonError) throw notJson(method, path);
+      throw err;
+    }
+  }
+
+  function keptTooLarge(method: string, path: string, err: KeptTooLargeError): ChatopsError {
+    const read = `${err.items} ${err.items === 1 ? 'entry' : 'entries'} and ${formatBytes(err.bytesRead, true)} of JSON read`;
+    return new ChatopsError('MAAS_HTTP', `MAAS ${region.name} answered ${method} ${path} with more than ${formatBytes(maxBodyBytes)} to keep, even of only the fields the checks read (${read}); the rest was not read`, {
+      hint: `MAAS_MAX_BODY_MIB caps what is kept of one MAAS answer (under 1 KiB per machine): raise it, or narrow the site's machine filter (zone, pool, tags)`,
+    });
   }
 
   function tooLarge(method: string, path: string): ChatopsError {
@@ -126,10 +159,14 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     try {
       return withoutSecretFields(JSON.parse(text) as unknown);
     } catch {
-      throw new ChatopsError('MAAS_HTTP', `MAAS ${region.name} answered ${method} ${path} with something that is not JSON`, {
-        hint: `Check that maas.${region.name}.url (${regionUrl}) is the MAAS region API; it usually ends in /MAAS`,
-      });
+      throw notJson(method, path);
     }
+  }
+
+  function notJson(method: string, path: string): ChatopsError {
+    return new ChatopsError('MAAS_HTTP', `MAAS ${region.name} answered ${method} ${path} with something that is not JSON`, {
+      hint: `Check that maas.${region.name}.url (${regionUrl}) is the MAAS region API; it usually ends in /MAAS`,
+    });
   }
 
   /** No answer came (after the repeats retry.ts allows): a timeout, or the network's own error. */
@@ -149,14 +186,14 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
   return {
     cacheKey: `${region.name} ${regionUrl} ${createHash('sha256').update(region.apiKey.reveal()).digest('hex').slice(0, 16)}`,
     listMachines(filter: MachineFilter = {}) {
-      return call<MaasMachine[]>({ method: 'GET', path: 'machines/', query: machineFilterQuery(filter) });
+      return call<MaasMachine[]>({ method: 'GET', path: 'machines/', query: machineFilterQuery(filter), kept: MACHINE_LIST });
     },
     getMachine(systemId) {
       return call<MaasMachine>({ method: 'GET', path: `machines/${seg(systemId)}/` });
     },
     powerParameters(systemIds) {
       const query: Query = [['op', 'power_parameters'], ...(systemIds ?? []).map((id): [string, string] => ['id', id])];
-      return call<Record<string, PowerParameters>>({ method: 'GET', path: 'machines/', query });
+      return call<Record<string, PowerParameters>>({ method: 'GET', path: 'machines/', query, kept: POWER_PARAMETERS });
     },
     listInterfaces(systemId) {
       return call<MaasInterface[]>({ method: 'GET', path: `nodes/${seg(systemId)}/interfaces/` });
@@ -215,11 +252,11 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
       return call<MaasVersion>({ method: 'GET', path: 'version/' });
     },
     unknownMacDiscoveries() {
-      return call<MaasDiscovery[]>({ method: 'GET', path: 'discovery/', query: [['op', 'by_unknown_mac']] });
+      return call<MaasDiscovery[]>({ method: 'GET', path: 'discovery/', query: [['op', 'by_unknown_mac']], kept: DISCOVERY_LIST });
     },
     queryEvents({ ids, limit, level }) {
       const query: Query = [['op', 'query'], ...ids.map((id): [string, string] => ['id', id]), ['limit', String(limit)], ...(level ? [['level', level] as [string, string]] : [])];
-      return call<MaasEventPage>({ method: 'GET', path: 'events/', query });
+      return call<MaasEventPage>({ method: 'GET', path: 'events/', query, kept: EVENT_PAGE });
     },
     close() {
       return agent.close();
@@ -290,9 +327,10 @@ function describeNetworkError(err: unknown): string {
   return String(err);
 }
 
-function formatBytes(bytes: number): string {
+function formatBytes(bytes: number, rounded = false): string {
   const mib = bytes / (1024 * 1024);
-  return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`;
+  if (Number.isInteger(mib)) return `${mib} MiB`;
+  return rounded ? `${mib.toFixed(1)} MiB` : `${bytes} bytes`;
 }
 
 function formatMs(ms: number): string {
