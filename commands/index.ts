@@ -6,6 +6,7 @@ import { alertsCommand } from './alerts.ts';
 import { silenceCommand } from './silence.ts';
 import { scanCommand } from './scan.ts';
 import { auditCommand } from './audit.ts';
+import { timelineCommand } from './timeline.ts';
 import { CHECKS, COMMAND_NAMES, FIX_COMMANDS, type BuiltInCommand, type CommandName } from '../src/features/registry.ts';
 import type { CommandDefinition } from '../src/edge/command-types.ts';
 
@@ -24,6 +25,7 @@ const builtIn: Record<BuiltInCommand, CommandDefinition> = {
   silence: silenceCommand,
   scan: scanCommand,
   audit: auditCommand,
+  timeline: timelineCommand,
 };
 const byName = new Map<CommandName, CommandDefinition>([
   ...(Object.entries(builtIn) as [BuiltInCommand, CommandDefinition][]),

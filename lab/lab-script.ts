@@ -61,4 +61,5 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'fix-resolver site-b', expect: 'report', note: "The resolver repair: the rack's forwarder (installed by the configured command), then the subnet's DNS in MAAS" },
   { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 7, note: "Approved: forwarder started and verified from the rack, subnet changed and read back, the rack's dhcpd.conf rewritten by MAAS (IP range re-saved), resolver-check run again, then the canary commissioned to Ready" },
   { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Nodes at site-b now resolve through the forwarder, and DHCP option 6 hands them only the forwarder' },
+  { kind: 'command', user: 'operator', text: 'timeline prod', expect: 'report', note: "The handover: prod's incident record (the alert, the checks, the plan, who approved, every write and its read-back), the whole of it as a Markdown file in the thread" },
 ];

@@ -33,6 +33,9 @@ interface CliOptions {
   config?: string;
   json: boolean;
   apply: boolean;
+  /** timeline: --since and --format. */
+  since?: string;
+  format?: string;
 }
 
 type Out = { out: (s: string) => void; err: (s: string) => void };
@@ -83,9 +86,16 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
 
   const run: Runner = (name, action) =>
     async function (this: Command) {
-      const options = this.optsWithGlobals<{ config?: string; json?: boolean; apply?: boolean }>();
+      const options = this.optsWithGlobals<{ config?: string; json?: boolean; apply?: boolean; since?: string; format?: string }>();
       const args = this.args;
-      outcome.code = await guarded(name, io, () => action({ ...(options.config ? { config: options.config } : {}), json: options.json ?? false, apply: options.apply ?? false }, args));
+      const picked: CliOptions = {
+        ...(options.config ? { config: options.config } : {}),
+        json: options.json ?? false,
+        apply: options.apply ?? false,
+        ...(options.since ? { since: options.since } : {}),
+        ...(options.format ? { format: options.format } : {}),
+      };
+      outcome.code = await guarded(name, io, () => action(picked, args));
     };
 
   program.commandsGroup('Processes:');
@@ -133,6 +143,19 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
       run('audit', async (options, args) => {
         const { runAuditCli } = await import('./engine/audit/audit-cli.ts');
         return runAuditCli({ loaded: load(options, env, io), env, args, json: options.json, out: io.out, err: io.err });
+      }),
+    );
+  program
+    .command('timeline')
+    .description('every event of an incident in time order: alerts, checks, plans, approvals, writes (needs Redis)')
+    .argument('[target]', 'a site, a cluster or all (default all)')
+    .option('--since <duration>', 'how far back: 30m, 2h, 1d (default 24h)')
+    .option('--format <format>', 'md (default) or json (one array, oldest first)')
+    .action(
+      run('timeline', async (options, args) => {
+        const { runTimelineCli } = await import('./engine/audit/timeline-cli.ts');
+        const format = options.format ?? (options.json ? 'json' : undefined);
+        return runTimelineCli({ loaded: load(options, env, io), env, args, ...(options.since ? { since: options.since } : {}), ...(format ? { format } : {}), out: io.out, err: io.err });
       }),
     );
   const jobs = [...jobRegistry.keys()];

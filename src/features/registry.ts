@@ -38,13 +38,13 @@ export const FIX_COMMANDS: readonly FixCommandEntry[] = CHECKS.flatMap((c): FixC
 export const FIX_NAMES: readonly FixName[] = FIX_COMMANDS.map((f) => f.fix.name);
 
 /** The /maas subcommands that are not a check or a repair; commands/<name>.ts each. */
-export const BUILT_IN_COMMANDS = ['help', 'sites', 'alerts', 'silence', 'scan', 'audit'] as const;
+export const BUILT_IN_COMMANDS = ['help', 'sites', 'alerts', 'silence', 'scan', 'audit', 'timeline'] as const;
 export type BuiltInCommand = (typeof BUILT_IN_COMMANDS)[number];
 
 export type CommandName = BuiltInCommand | CheckName | FixName;
 
 /** Every /maas subcommand in help order: help and sites, the checks, the alert and audit commands, the repairs. */
-export const COMMAND_NAMES: readonly CommandName[] = ['help', 'sites', ...CHECK_NAMES, 'alerts', 'silence', 'scan', 'audit', ...FIX_NAMES];
+export const COMMAND_NAMES: readonly CommandName[] = ['help', 'sites', ...CHECK_NAMES, 'alerts', 'silence', 'scan', 'audit', 'timeline', ...FIX_NAMES];
 
 /** The scan job: one check run for one target by the drift schedulers (src/edge/alerts/scan-job.ts). */
 export const SCAN_JOB = 'scan';

@@ -155,12 +155,15 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
       ['U0LEAD1', 'approve'],
       ['U0OPS2', 'approve'],
     ]);
+    // The whole incident record: the plan posted (by its requester), the refusals, the approval, each write and the run's end.
     expect(stack.audit.map((e) => [e.kind, e.actor, e.outcome])).toEqual([
+      ['plan', 'U0LEAD1', 'posted'],
       ['refusal', 'U0LEAD1', 'refused'],
       ['refusal', 'U0OPS2', 'refused'],
       ['approval', 'U0LEAD2', 'approved'],
       ['repair-step', 'U0LEAD2', 'verified'],
       ['repair-step', 'U0LEAD2', 'verified'],
+      ['repair', 'U0LEAD2', 'applied'],
     ]);
     expect(stack.audit.filter((e) => e.kind === 'repair-step').map((e) => [e.action, e.subject, e.planId])).toEqual([
       ['set-dns-ips', 'prod-k8s.maas.example', planIdOf(plan)],

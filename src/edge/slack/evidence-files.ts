@@ -26,6 +26,11 @@ export function needsFile(text: string): boolean {
   return text.length > FILE_CHARS || text.split('\n').length > FILE_LINES;
 }
 
+/** A document (`…Markdown` evidence: the timeline) is always a file, whatever its length. */
+export function isDocumentKey(key: string): boolean {
+  return key.endsWith('Markdown');
+}
+
 /** Table-like evidence keys show their head in the message; anything else only the note. */
 export function isTableKey(key: string): boolean {
   return /table/i.test(key);
@@ -33,7 +38,7 @@ export function isTableKey(key: string): boolean {
 
 export function fileNameFor(target: string, key: string): string {
   const base = `${target}-${key === 'tableText' ? 'table' : key}`.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80);
-  return `${base}${key === 'snippet' ? '.tf' : '.txt'}`;
+  return `${base}${key === 'snippet' ? '.tf' : isDocumentKey(key) ? '.md' : '.txt'}`;
 }
 
 /** The files a report's message refers to: every multi-line evidence text too long to show. */
@@ -42,7 +47,7 @@ export function attachmentsFor(report: Report): FileAttachment[] {
   const seen = new Set<string>();
   for (const finding of report.findings) {
     for (const [key, value] of Object.entries(finding.evidence)) {
-      if (typeof value !== 'string' || !value.includes('\n') || !needsFile(value)) continue;
+      if (typeof value !== 'string' || !value.includes('\n') || !(needsFile(value) || isDocumentKey(key))) continue;
       const filename = fileNameFor(report.target, key);
       if (seen.has(filename)) continue;
       seen.add(filename);

@@ -2,7 +2,7 @@ import type { MrkdwnElement, PlainTextElement } from '@slack/types';
 import type { Finding, ReportStep, Report, Severity, Status, StepOutcome, StepResult } from '../../core/report.ts';
 import { worstStatus } from '../../core/report.ts';
 import { formatDuration } from '../../core/duration.ts';
-import { fileNameFor, isTableKey, needsFile, TABLE_HEAD_LINES } from './evidence-files.ts';
+import { fileNameFor, isDocumentKey, isTableKey, needsFile, TABLE_HEAD_LINES } from './evidence-files.ts';
 import { humanLabel, humanValue, macChange, redundantKeys, worthShowing } from './evidence-text.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
@@ -293,7 +293,7 @@ function preformattedBlocks(entries: [string, string][], room: number, target: s
   const out: string[] = [];
   let left = room;
   for (const [index, [key, text]] of entries.entries()) {
-    if (needsFile(text)) {
+    if (needsFile(text) || isDocumentKey(key)) {
       const block = fileNote(key, text, target, evidence);
       out.push(block);
       left -= block.length + 1;

@@ -6,7 +6,9 @@ export type AuditKind =
   | 'approval'
   | 'rejection'
   | 'repair-step'
-  | 'alert';
+  | 'alert'
+  | 'check'
+  | 'repair';
 
 export interface AuditInput {
   kind: AuditKind;
@@ -36,7 +38,7 @@ export interface AuditEntry extends Omit<AuditInput, 'at'> {
   at: number;
 }
 
-export const AUDIT_KINDS: readonly AuditKind[] = ['command', 'refusal', 'plan', 'approval', 'rejection', 'repair-step', 'alert'];
+export const AUDIT_KINDS: readonly AuditKind[] = ['command', 'refusal', 'plan', 'approval', 'rejection', 'repair-step', 'alert', 'check', 'repair'];
 
 const FIELD_LIMITS: Record<string, number> = { detail: 500, subject: 200, target: 200, action: 100, outcome: 60, actor: 100, channel: 40, planId: 64, jobId: 64 };
 

@@ -17,11 +17,22 @@ export interface AuditQuery {
   limit?: number;
 }
 
+export interface AuditRange {
+  /** Only entries about this site or cluster. */
+  target?: string;
+  /** Only entries at or after this time (ms since the epoch). */
+  since: number;
+  /** At most this many, oldest first; default and ceiling MAX_RANGE. */
+  limit?: number;
+}
+
 export interface AuditLog extends AuditRecorder {
   /** The Redis stream key. */
   readonly key: string;
   /** The newest entries first. */
   latest(query?: AuditQuery): Promise<AuditEntry[]>;
+  /** The entries since a time, oldest first: a timeline's raw material. */
+  range(query: AuditRange): Promise<{ entries: AuditEntry[]; truncated: boolean }>;
 }
 
 export interface AuditLogOptions {
@@ -42,6 +53,8 @@ const MAX_LIMIT = 500;
 /** latest({ target }) reads at most this many entries looking for matches. */
 const MAX_SCANNED = 20_000;
 const PAGE = 500;
+/** range() returns at most this many entries; a timeline says when it stopped there. */
+export const MAX_RANGE = 10_000;
 
 /** The stream key: `audit.key` from the config, else under the BullMQ prefix. */
 export function auditKey(config: Pick<Config, 'audit'>, prefix: string): string {
@@ -86,6 +99,26 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
         end = `(${last[0]}`;
       }
       return found;
+    },
+    async range(query) {
+      const limit = Math.min(Math.max(1, Math.floor(query.limit ?? MAX_RANGE)), MAX_RANGE);
+      const entries: AuditEntry[] = [];
+      let start = String(Math.max(0, Math.floor(query.since)));
+      for (let scanned = 0; scanned < MAX_SCANNED * 5; ) {
+        const page = await options.redis.xrange(options.key, start, '+', 'COUNT', PAGE);
+        for (const [id, fields] of page) {
+          const entry = entryFromFields(id, fields);
+          // The stream id is when it was appended, at or after the event: `at` decides.
+          if (entry.at < query.since || (query.target && entry.target !== query.target)) continue;
+          if (entries.length >= limit) return { entries, truncated: true };
+          entries.push(entry);
+        }
+        scanned += page.length;
+        const last = page.at(-1);
+        if (!last || page.length < PAGE) break;
+        start = `(${last[0]}`;
+      }
+      return { entries, truncated: false };
     },
   };
 }

@@ -54,5 +54,6 @@ export async function storeAndPost(ctx: JobContext, services: SlackServices, pla
   const pending: StoredPlan = { plan, report, requester, channel, createdAt: now, expiresAt: now + ttlMs, state: 'pending' };
   const ref = await notifier.postPlan({ channel }, planView(pending, { approvers: ctx.config.slack.approvers }));
   await plans.setMessage(plan.id, ref.ts);
+  await ctx.audit?.record({ kind: 'plan', actor: requester, channel, action: plan.kind, target: plan.target, outcome: 'posted', detail: `${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'}: ${report.verdict}`, planId: plan.id });
   ctx.log.info({ plan: plan.id, kind: plan.kind, target: plan.target, steps: plan.steps.length, requester }, 'repair plan posted for approval');
 }

@@ -18,6 +18,10 @@ export function auditSubscriber(events: RepairEvents, ctx: Pick<JobContext, 'aud
       await ctx.audit.record({ kind: 'repair-step', actor: approvedBy, action: r.action, target: plan.target, subject, planId: plan.id, outcome: r.outcome, detail: r.detail });
     }
   });
+  events.on('run-ended', async ({ outcome, steps }) => {
+    const verified = steps.filter((s) => s.outcome === 'verified').length;
+    await ctx.audit?.record({ kind: 'repair', actor: approvedBy, action: plan.kind, target: plan.target, planId: plan.id, outcome, detail: `${verified} of ${steps.length} steps verified` });
+  });
 }
 
 /** The repairs_total and repair_steps_total metrics: once per plan that ended, once per step it ran. */

@@ -1,0 +1,58 @@
+import { Writable } from 'node:stream';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { checkMessage, startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
+import { blocksText } from '../../lab/transcript.ts';
+import { createAuditLog } from '../../src/engine/audit/audit-log.ts';
+import { timelineReport } from '../../src/engine/audit/timeline-report.ts';
+import { createLogger } from '../../src/core/log.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { capturedLog } from './slack-harness.ts';
+
+const redis = new Redis(TEST_REDIS_URL);
+const prefix = freshPrefix('timeline-slack');
+let emulator: SlackEmulator;
+beforeEach(async () => {
+  emulator = await startSlackEmulator({ channels: ['C0OPS'] });
+});
+afterEach(async () => {
+  await emulator.close();
+});
+afterAll(async () => {
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+const silent = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, done) => done() }) });
+
+describe('/maas timeline in Slack', () => {
+  it('one summary message (span, counts, latest verdict) and the whole timeline as a Markdown file in its thread', async () => {
+    const audit = createAuditLog({ redis, key: `${prefix}:audit`, log: silent, redact: createRedactor([]) });
+    const now = Date.now();
+    await audit.record({ at: now - 60_000, kind: 'alert', actor: 'scheduler', action: 'dns-check', target: 'prod', subject: 'drift', outcome: 'opened' });
+    for (let i = 0; i < 40; i++) await audit.record({ at: now - 50_000 + i, kind: 'repair-step', actor: 'U0LEAD1', action: 'set-dns-ips', target: 'prod', subject: `api-${i}.prod`, outcome: 'verified', detail: `read back 10.0.0.${i}` });
+    await audit.record({ at: now - 1_000, kind: 'check', actor: 'U0OPS1', action: 'dns-check', target: 'prod', outcome: 'ok', detail: 'The DNS record of prod holds the running control plane <@U0PWNED>' });
+
+    const report = await timelineReport(audit, 'prod', 3_600_000, now);
+    const notifier = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: createRedactor([]), log: capturedLog().log, retryConfig: { retries: 0 }, threadIntervalMs: 0 });
+    await notifier.postReports({ channel: 'C0OPS', user: 'U0OPS1' }, [report]);
+
+    const top = emulator.messages.filter((m) => !m.threadTs);
+    expect(top).toHaveLength(1);
+    const summary = top[0]!;
+    expect(checkMessage(summary)).toBeUndefined();
+    const shown = blocksText(summary.blocks ?? []).join('\n');
+    expect(shown).toContain('42 events (1 alert event, 1 check, 40 writes)');
+    expect(shown).toContain('Latest verdict: dns-check prod: ok');
+    // Outside text in the message stays text: no live mention of anyone.
+    expect(`${summary.text}\n${shown}`).not.toMatch(/<@U0PWNED>/);
+    const files = emulator.files.filter((f) => f.threadTs === summary.ts);
+    expect(files.map((f) => f.filename)).toEqual(['prod-timelineMarkdown.md']);
+    const rows = (files[0]?.content ?? '').split('\n').filter((l) => l.startsWith('| 20'));
+    // Never cut: every event is a row of the file.
+    expect(rows).toHaveLength(42);
+    expect(rows.at(-2) ?? '').toContain('set-dns-ips api-39.prod: verified: read back 10.0.0.39');
+  });
+});
