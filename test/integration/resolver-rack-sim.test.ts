@@ -40,7 +40,7 @@ function runDig(port: number, zone: string, path?: string): Promise<DigResult> {
   return new Promise((resolve) => {
     execFile('dig', ['@127.0.0.1', '-p', String(port), zone, 'SOA', '+time=1', '+tries=1'], { env }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-      resolve(parseDig(stdout, stderr, code));
+      resolve(parseDig(stdout, stderr, code, zone));
     });
   });
 }

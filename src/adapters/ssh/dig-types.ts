@@ -20,6 +20,8 @@ export type ResolverObservation =
       /** The zone's SOA from the answer section, if there was one. */
       soa: SoaRecord | null;
       flags?: string[];
+      /** The owner of an SOA that came back for another zone than the one asked about. */
+      otherSoaOwner?: string;
     }
   | { outcome: 'no-reply'; detail: string }
   | { outcome: 'failed'; reason: string; fix?: string };

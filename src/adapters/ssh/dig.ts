@@ -44,8 +44,10 @@ export interface DigResult {
   statusLine: string | null;
   flags: string[];
   answers: DigAnswer[];
-  /** The first SOA of the answer section. */
+  /** The SOA of the answer section whose owner is the zone asked about; another zone's SOA is no answer. */
   soa: SoaRecord | null;
+  /** The owner of an SOA in the answer section that is not the zone asked about (a resolver answering for another zone). */
+  otherSoaOwner: string | null;
   /** dig exited 9: no server replied (timed out or refused). */
   noReply: boolean;
   /** The most telling error dig printed (`;; communications error to ...: timed out`). */
@@ -55,24 +57,37 @@ export interface DigResult {
 
 const HEADER_RE = /^;; ->>HEADER<<- .*\bstatus: ([A-Z0-9]+)/;
 
-export function parseDig(stdout: string, stderr: string, exitCode: number | null): DigResult {
-  const lines = `${stdout}\n${stderr}`.split(/\r?\n/);
+/**
+ * dig's output as the check reads it. The header, flags and answers come from stdout only: what
+ * else a shell on the rack writes to stderr (a login banner, a profile script) cannot pose as a
+ * reply. With `zone`, the SOA is the answer whose owner is that zone.
+ */
+export function parseDig(stdout: string, stderr: string, exitCode: number | null, zone?: string): DigResult {
+  const lines = stdout.split(/\r?\n/);
   const statusLine = lines.find((l) => HEADER_RE.test(l)) ?? null;
   const status = statusLine ? (HEADER_RE.exec(statusLine)?.[1] ?? null) : null;
   const flagsLine = lines.find((l) => l.startsWith(';; flags:'));
   const flags = flagsLine ? (/^;; flags:([^;]*)/.exec(flagsLine)?.[1] ?? '').trim().split(/\s+/).filter(Boolean) : [];
   const answers = answerSection(lines);
-  const soaAnswer = answers.find((a) => a.type === 'SOA');
+  const soas = answers.filter((a) => a.type === 'SOA');
+  const own = zone === undefined ? undefined : soas.find((a) => sameDnsName(a.name, zone));
+  const other = soas.find((a) => a !== own);
   return {
     status,
     statusLine,
     flags,
     answers,
-    soa: soaAnswer ? parseSoa(soaAnswer.data) : null,
+    soa: own ? parseSoa(own.data) : null,
+    otherSoaOwner: !own && other ? other.name : null,
     noReply: exitCode === DIG_NO_REPLY,
-    errorLine: errorLineOf(lines),
+    errorLine: errorLineOf([...lines, ...stderr.split(/\r?\n/)]),
     exitCode,
   };
+}
+
+/** DNS names compare without case and without the root's trailing dot. */
+export function sameDnsName(a: string, b: string): boolean {
+  return a.replace(/\.$/, '').toLowerCase() === b.replace(/\.$/, '').toLowerCase();
 }
 
 function answerSection(lines: string[]): DigAnswer[] {
@@ -105,7 +120,8 @@ function errorLineOf(lines: string[]): string | null {
 /** What a dig run on the rack showed, for the resolver check. */
 export function observeDig(result: DigResult, stderr = ''): ResolverObservation {
   if (result.statusLine && result.status) {
-    return { outcome: 'reply', status: result.status, statusLine: result.statusLine, soa: result.soa, flags: result.flags };
+    const other = result.otherSoaOwner ? { otherSoaOwner: result.otherSoaOwner } : {};
+    return { outcome: 'reply', status: result.status, statusLine: result.statusLine, soa: result.soa, flags: result.flags, ...other };
   }
   if (result.noReply) return { outcome: 'no-reply', detail: result.errorLine ?? ';; no servers could be reached' };
   if (result.exitCode === COMMAND_NOT_FOUND) {

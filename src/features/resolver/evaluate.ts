@@ -69,7 +69,7 @@ function evaluateProbe(snapshot: ResolverSnapshot): ResolverVerdict {
     };
   }
   if (observation.status !== 'NOERROR' || !observation.soa) {
-    const what = observation.status === 'NOERROR' ? 'NOERROR without the SOA' : observation.status;
+    const what = observation.status !== 'NOERROR' ? observation.status : observation.otherSoaOwner ? `NOERROR with the SOA of another zone (${observation.otherSoaOwner})` : 'NOERROR without the SOA';
     return {
       verdict: `The resolver of ${site} (${resolver}) answers ${what} for ${zone} SOA`,
       findings: [

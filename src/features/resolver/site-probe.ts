@@ -42,7 +42,7 @@ export async function digOnRack(session: SshSession, rack: RackConfig, timeoutMs
   if (result.timedOut) {
     return { command, observation: { outcome: 'failed', reason: `dig did not finish within ${Math.round(timeoutMs / 1000)}s on ${session.host}` } };
   }
-  return { command, observation: observeDig(parseDig(result.stdout, result.stderr, result.code), result.stderr) };
+  return { command, observation: observeDig(parseDig(result.stdout, result.stderr, result.code, rack.zone), result.stderr) };
 }
 
 function requireRack(site: SiteConfig): RackConfig {

@@ -32,7 +32,7 @@ describe('parseDig on real dig 9.18 output', () => {
     const { stdout, exitCode } = loadFixture(file);
     const want = expected[file];
     if (!want) throw new Error(`no expectation for ${file}`);
-    const result = parseDig(stdout, '', exitCode);
+    const result = parseDig(stdout, '', exitCode, 'maas-internal');
     expect(result.status).toBe(want.status);
     expect(result.noReply).toBe(want.noReply);
     expect(result.soa?.serial).toBe(want.serial);
@@ -48,7 +48,7 @@ describe('parseDig on real dig 9.18 output', () => {
 
   it('reads the SOA answer and the header flags', () => {
     const { stdout, exitCode } = loadFixture('noerror-soa.txt');
-    const result = parseDig(stdout, '', exitCode);
+    const result = parseDig(stdout, '', exitCode, 'maas-internal');
     expect(result.flags).toEqual(['qr', 'aa', 'rd', 'ra']);
     expect(result.answers).toEqual([
       { name: 'maas-internal.', ttl: 600, class: 'IN', type: 'SOA', data: 'ns1.maas-internal. hostmaster.maas-internal. 2024010101 1200 180 1209600 600' },
