@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { findJob, jobRegistry } from '../jobs/index.ts';
 import '../commands/index.ts';
 import { loadConfig, secretValues, type LoadedConfig } from './core/config.ts';
-import { ChatopsError, describeError } from './core/errors.ts';
+import { describeError, isConfigOrUsageError } from './core/errors.ts';
 import { CHECKS, FIX_COMMANDS } from './features/registry.ts';
 import { readMaasMaxBodyBytes } from './core/env.ts';
 import { createLogger } from './core/log.ts';
@@ -25,9 +25,6 @@ const JOB_HELP: Record<string, { summary: string; target: string }> = Object.fro
   ...CHECKS.map((c) => [c.name, { summary: c.summary, target: `${c.targetKind}|all` }] as const),
   ...FIX_COMMANDS.map(({ fix, targetKind }) => [fix.name, { summary: `plan (and with --apply, run) ${fix.plans}`, target: targetKind }] as const),
 ]);
-
-/** Config errors and usage errors raised while running a command exit 64, not 2. */
-const USAGE_ERROR_CODES = ['CONFIG_INVALID', 'CONFIG_MISSING', 'USAGE', 'UNKNOWN_TARGET', 'SECRET_UNRESOLVED'];
 
 interface CliOptions {
   config?: string;
@@ -110,8 +107,15 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
       .allowExcessArguments()
       .action(
         run(role, async (options) => {
-          const { runRole } = await import('./main.ts');
-          return runRole(role, { loaded: load(options, env, io), env });
+          const { runRole, startFailed } = await import('./main.ts');
+          // A process's stderr is JSON lines only: its config warnings and errors are logged, not printed.
+          let loaded: LoadedConfig;
+          try {
+            loaded = loadConfig({ ...(options.config ? { path: options.config } : {}), env });
+          } catch (err) {
+            return startFailed(role, { env }, err);
+          }
+          return runRole(role, { loaded, env });
         }),
       );
   }
@@ -186,7 +190,7 @@ async function guarded(name: string, io: Out, action: () => Promise<number>): Pr
     return await action();
   } catch (err) {
     io.err(`maas-chatops ${name}: ${describeError(err)}`);
-    return err instanceof ChatopsError && USAGE_ERROR_CODES.includes(err.code) ? EXIT.usage : EXIT.failed;
+    return isConfigOrUsageError(err) ? EXIT.usage : EXIT.failed;
   }
 }
 

@@ -7,7 +7,7 @@ import type { Adapters } from './adapters/adapters.ts';
 import { auditKey, createAuditLog, type AuditLog } from './engine/audit/audit-log.ts';
 import { secretValues, type LoadedConfig } from './core/config.ts';
 import { envSecrets, readRuntimeEnv, requireSlackEnv, type RuntimeEnv } from './core/env.ts';
-import { describeError } from './core/errors.ts';
+import { ChatopsError, describeError, isConfigOrUsageError } from './core/errors.ts';
 import { healthRoutes, metricsHandler, startHealthServer, type Route } from './edge/http/health.ts';
 import { createLogger, type Logger } from './core/log.ts';
 import { bullmqDepthSupplier, createMetrics, type Metrics } from './engine/metrics.ts';
@@ -48,6 +48,7 @@ export interface RuntimeOptions {
 
 export interface Runtime {
   port: number | undefined;
+  log: Logger;
   /** The /metrics listener's port when METRICS_PORT moved it off PORT. */
   metricsPort?: number;
   redact: Redactor;
@@ -115,12 +116,15 @@ async function startWorkers(w: Wiring): Promise<void> {
   });
   w.closers.push(() => workers.close());
   const sender = w.slack;
+  const stopping = new AbortController();
   // Not awaited: syncing the schedulers waits for Redis, and a process started while Redis is down must still come up (and say so on /readyz).
-  const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics }).catch((err: unknown) => {
-    w.log.error({ err: describeError(err) }, 'drift alerting could not start');
+  const alerting = startAlerting({ connection: w.redis, prefix: w.prefix, config: w.options.loaded.config, adapters, ...(sender ? { sender } : {}), log: w.log, redact: w.redact, audit: w.audit, metrics: w.metrics, signal: stopping.signal }).catch((err: unknown) => {
+    if (!stopping.signal.aborted) w.log.error({ err: describeError(err) }, 'drift alerting could not start');
     return undefined;
   });
   w.closers.push(async () => {
+    // A start still waiting for Redis gives up (and closes its scan worker) rather than hold the shutdown.
+    stopping.abort();
     await (await alerting)?.close();
   });
 }
@@ -238,20 +242,83 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const port = options.role === 'worker' ? await startProbes(w) : await startBot(w);
     const metricsPort = env.metricsPort === undefined ? undefined : await startMetricsListener(w, env.metricsPort);
     log.info({ role: options.role, host: w.host, port, ...(metricsPort !== undefined ? { metricsPort } : {}), mode: env.mode, jobs: [...workerJobs.keys()] }, 'maas-chatops started');
-    return { port, ...(metricsPort !== undefined ? { metricsPort } : {}), redact, metrics, queues, audit, close };
+    return { port, log, ...(metricsPort !== undefined ? { metricsPort } : {}), redact, metrics, queues, audit, close };
   } catch (err) {
     await close();
     throw err;
   }
 }
 
-/** Runs a role until SIGTERM/SIGINT: stop taking work, finish or hand back active jobs, exit. */
+/** How long a stopping process waits for its jobs and connections before it exits anyway. */
+export const SHUTDOWN_BOUND_MS = 10_000;
+
+/** EXIT.failed of the CLI: the process did not start, or did not stop cleanly. */
+const EXIT_FAILED = 2;
+
+/**
+ * Runs a role until SIGTERM/SIGINT: stop taking work, finish or hand back active jobs, exit. The
+ * shutdown is bounded: after SHUTDOWN_BOUND_MS (or at a second signal) it logs what it gave up on
+ * and exits non-zero; a repair cut short resumes from its journal on another worker.
+ */
 export async function runRole(role: Role, options: { loaded: LoadedConfig; env: NodeJS.ProcessEnv }): Promise<number> {
-  const runtime = await startRuntime({ role, ...options });
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
-  });
-  await runtime.close();
+  const signalled = nextSignal();
+  let runtime: Runtime;
+  try {
+    runtime = await Promise.race([startRuntime({ role, ...options }), signalled.then((signal) => Promise.reject(new StoppedWhileStarting(signal)))]);
+  } catch (err) {
+    return startFailed(role, options, err);
+  }
+  const signal = await signalled;
+  runtime.log.info({ role, signal, boundMs: SHUTDOWN_BOUND_MS }, 'stopping: no new work; active jobs finish');
+  const outcome = await closeWithin(runtime.close, SHUTDOWN_BOUND_MS, nextSignal());
+  if (outcome !== 'closed') {
+    runtime.log.error({ role, boundMs: SHUTDOWN_BOUND_MS, cause: outcome }, outcome === 'timeout' ? `shutdown did not finish within ${SHUTDOWN_BOUND_MS / 1000} s; exiting anyway` : 'second signal during shutdown; exiting now');
+    process.exit(EXIT_FAILED);
+  }
+  runtime.log.info({ role }, 'stopped');
+  // Nothing should be left to keep the process alive; if a library left a timer behind, it still ends.
+  setTimeout(() => process.exit(0), 1_000).unref();
   return 0;
+}
+
+class StoppedWhileStarting extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`${signal} while starting; stopped before it was up`);
+  }
+}
+
+/** A role that could not start says why on one JSON log line (the process's stderr is all JSON) and exits 64 (config) or 2. */
+export function startFailed(role: Role, options: { loaded?: LoadedConfig; env: NodeJS.ProcessEnv }, err: unknown): number {
+  const { loaded } = options;
+  const redact = createRedactor(loaded ? secretValues(loaded) : [], loaded ? { names: configNames(loaded.config) } : {});
+  const log = createLogger({ redact, level: options.env.LOG_LEVEL ?? 'info' });
+  const code = err instanceof ChatopsError ? err.code : undefined;
+  log.fatal({ role, err: describeError(err), ...(code ? { code } : {}) }, `maas-chatops ${role} could not start`);
+  if (err instanceof StoppedWhileStarting) process.exit(EXIT_FAILED);
+  return isConfigOrUsageError(err) ? 64 : EXIT_FAILED;
+}
+
+function nextSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', on);
+      process.off('SIGINT', on);
+      resolve(signal);
+    };
+    process.on('SIGTERM', on);
+    process.on('SIGINT', on);
+  });
+}
+
+/** Runs `close` for at most `boundMs`, or until `interrupt` settles: 'closed', 'timeout' or 'interrupted'. */
+export async function closeWithin(close: () => Promise<void>, boundMs: number, interrupt: Promise<unknown> = new Promise(() => undefined)): Promise<'closed' | 'timeout' | 'interrupted'> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), boundMs);
+  });
+  try {
+    return await Promise.race([close().then(() => 'closed' as const), bound, interrupt.then(() => 'interrupted' as const)]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

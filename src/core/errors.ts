@@ -57,6 +57,13 @@ export class UnknownTargetError extends ChatopsError {
   }
 }
 
+const CONFIG_OR_USAGE_CODES: readonly ErrorCode[] = ['CONFIG_INVALID', 'CONFIG_MISSING', 'USAGE', 'UNKNOWN_TARGET', 'SECRET_UNRESOLVED'];
+
+/** A wrong config, environment or command line (exit 64), as against a peer that failed (exit 2). */
+export function isConfigOrUsageError(err: unknown): boolean {
+  return err instanceof ChatopsError && CONFIG_OR_USAGE_CODES.includes(err.code);
+}
+
 /** A message safe to show a person: never a stack trace. */
 export function describeError(err: unknown): string {
   if (err instanceof ChatopsError) return err.describe();

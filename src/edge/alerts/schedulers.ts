@@ -37,6 +37,9 @@ export function schedulerIdFor(check: ScanCheck, target: string): string {
  */
 export async function syncSchedulers(options: SyncSchedulersOptions): Promise<SyncResult> {
   const queue = new Queue(queueNameFor(SCAN_QUEUE_JOB), { connection: options.connection, prefix: options.prefix ?? DEFAULT_PREFIX, skipWaitingForReady: true });
+  // Without a listener BullMQ prints each connection error as a raw stack trace on stderr; the
+  // shared connection's errors are logged once by the runtime, and a failed sync rejects below.
+  queue.on('error', () => undefined);
   try {
     const wanted = scheduledScans(options.config);
     const upserted: string[] = [];

@@ -38,6 +38,8 @@ export interface AlertingOptions {
   audit?: AuditLog;
   /** open_alerts, set after every reconcile. */
   metrics?: Pick<Metrics, 'setOpenAlerts'>;
+  /** Aborted when the process stops: a start still waiting for Redis gives up and closes its worker. */
+  signal?: AbortSignal;
 }
 
 /** Never called: without a channel the reconciler posts nothing. */
@@ -87,10 +89,22 @@ export async function startAlerting(options: AlertingOptions): Promise<Alerting>
   });
   let schedulers: SyncResult | undefined;
   try {
-    if (options.schedule !== false) schedulers = await syncSchedulers({ connection: options.connection, prefix, config: options.config, log });
+    if (options.schedule !== false) schedulers = await untilAborted(syncSchedulers({ connection: options.connection, prefix, config: options.config, log }), options.signal);
   } catch (err) {
     await workers.close();
     throw err;
   }
   return { store, reconciler, workers, schedulers, close: () => workers.close() };
+}
+
+/** The promise, or a rejection as soon as `signal` aborts (the promise's own outcome is then dropped). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  promise.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(new Error('stopped before the scan schedulers were in place'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('stopped before the scan schedulers were in place'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

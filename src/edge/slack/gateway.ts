@@ -131,7 +131,7 @@ class Gateway implements SlackGateway {
       slackApiUrl: options.slackApiUrl ?? 'https://slack.com/api/',
       retryConfig: noBlindRetries(options.retryConfig ?? DEFAULT_RETRY),
       timeout: 15_000,
-      logger: quietLogger(this.#log),
+      logger: quietLogger(options.log.child({ component: 'slack-web-api' })),
     };
     this.client = new WebClient(options.token, { ...this.clientOptions });
     this.client.on(WebClientEvent.RATE_LIMITED, (retryAfterSec: number, request?: { url?: string }) => {
@@ -342,6 +342,6 @@ function toSendError(err: unknown): SlackSendError {
 
 /** WebClient's own chatter goes to our log at debug; failures are logged by the gateway. */
 function quietLogger(log: Logger): SlackLogger {
-  const debug = (...msgs: unknown[]) => log.debug({ component: 'slack-web-api' }, msgs.map(String).join(' '));
+  const debug = (...msgs: unknown[]) => log.debug(msgs.map(String).join(' '));
   return { debug, info: debug, warn: debug, error: debug, setLevel: () => undefined, getLevel: () => LogLevel.DEBUG, setName: () => undefined };
 }

@@ -8,6 +8,7 @@ import { redactDeep, type Redactor } from '../../core/redact.ts';
 import { isLeaseError } from '../repair/plan-lease.ts';
 import { worstStatus, type Report, type Status } from '../../core/report.ts';
 import { CheckDedup, DEDUP_GROUP_FIELD, postTargets } from './dedup.ts';
+import { repeatGate } from '../../core/repeat-gate.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export interface WorkerOptions {
@@ -110,6 +111,9 @@ function lockOf(definition: JobDefinition, options: WorkerOptions): LockTuning |
   return definition.lock ? (options.lockOverride ?? definition.lock) : undefined;
 }
 
+/** One line per distinct worker error per 10 s in the process, however many workers (job kinds) hit it. */
+const workerErrorGate = repeatGate();
+
 export function startJobWorkers(options: WorkerOptions): RunningWorkers {
   const workers = [...options.jobs.values()].map((definition) => {
     const lock = lockOf(definition, options);
@@ -122,12 +126,20 @@ export function startJobWorkers(options: WorkerOptions): RunningWorkers {
       ...(lock ? { lockDuration: lock.lockDurationMs, stalledInterval: lock.stalledIntervalMs, maxStalledCount: lock.maxStalledCount } : {}),
     });
   });
-  for (const w of workers) w.on('error', (err) => options.context.log.error({ err: describeError(err) }, 'worker error'));
+  for (const w of workers) {
+    w.on('error', (err) => {
+      const { pass, held } = workerErrorGate(describeError(err));
+      if (pass) options.context.log.error({ err: describeError(err), ...(held ? { repeated: held } : {}) }, 'worker error');
+    });
+  }
   return {
     workers,
-    // close() stops taking jobs and waits for the active ones to finish.
+    // close() stops taking jobs and waits for the active ones to finish. With Redis away no job can
+    // finish (its result is written there), and BullMQ's close would wait for a reconnect that may
+    // never come: the workers are then closed at once, and their jobs' locks lapse for another worker.
     close: async () => {
-      await Promise.all(workers.map((w) => w.close()));
+      const force = options.connection.status !== 'ready';
+      await Promise.all(workers.map((w) => w.close(force)));
     },
   };
 }
