@@ -28,6 +28,8 @@ import { createSlackGateway, type SlackGateway } from './edge/slack/gateway.ts';
 import { createPlanStore, type PlanStore } from './engine/repair/plan-store.ts';
 import { AlertStore } from './edge/alerts/alert-store.ts';
 import { startAlerting } from './edge/alerts/start-alerting.ts';
+import type { ClusterWatches } from './edge/alerts/cluster-watch.ts';
+import { startWatchScans, watchDetail } from './edge/alerts/watch-scans.ts';
 import { createSlackNotifier } from './edge/slack/notifier.ts';
 import { withTimeout } from './core/with-timeout.ts';
 
@@ -75,6 +77,8 @@ interface Wiring {
   plans: PlanStore;
   /** The process's one way to Slack (its only WebClient), when a bot token is set. */
   slack: SlackGateway | undefined;
+  /** The management-cluster watch of a worker process, for /readyz. */
+  watches?: ClusterWatches;
   closers: (() => Promise<void>)[];
 }
 
@@ -96,6 +100,7 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
       checks: { redis: async () => (await pingRedis(w.redis)) && (await pingRedis(w.producer)), config: () => true, ...(slackReady ? { slack: slackReady } : {}) },
       // With METRICS_PORT, /metrics leaves the Slack-facing listener for its own.
       ...(w.env.metricsPort === undefined ? { registry: w.metrics.registry } : {}),
+      detail: () => watchDetail(w.watches),
     }),
     ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact, audit: w.audit }),
   ];
@@ -127,6 +132,9 @@ async function startWorkers(w: Wiring): Promise<void> {
     stopping.abort();
     await (await alerting)?.close();
   });
+  w.watches = startWatchScans({ config: w.options.loaded.config, adapters, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), registry: w.metrics.registry, log: w.log });
+  const watches = w.watches;
+  if (watches) w.closers.unshift(() => watches.close());
 }
 
 async function startBot(w: Wiring): Promise<number | undefined> {

@@ -1,5 +1,6 @@
 export { startKubeSimulator } from './server.ts';
-export type { ConfigMapState, DeploymentState, ForbidRule, KubeSimCall, KubeSimOptions, KubeSimState, KubeSimulator } from './server.ts';
+export type { ConfigMapState, DeploymentState, ForbidRule, KubeSimCall, KubeSimOptions, KubeSimState, KubeSimulator, Verb, WatchedPlural } from './server.ts';
+export { WatchHub } from './watch-hub.ts';
 export { kubeconfigFor } from './kubeconfig.ts';
 export {
   controllerDeployment,

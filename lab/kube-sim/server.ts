@@ -5,11 +5,13 @@ import { CAPMAAS_GROUP, CAPMAAS_VERSION, MAAS_CLUSTER_PLURAL, MAAS_MACHINE_PLURA
 import type { MaasClusterObject, MaasMachineObject } from '../../src/adapters/kube/types.ts';
 import { matchesLabelSelector, parseLabelSelector } from './label-selector.ts';
 import { mergePatch } from './merge-patch.ts';
+import { WatchHub, type WatchEventType } from './watch-hub.ts';
 
 /**
  * A Kubernetes API server on loopback, serving the paths @kubernetes/client-node 2.x builds
  * for the reads the DNS check makes (CustomObjectsApi, CoreV1Api.readNamespacedConfigMap,
- * AppsV1Api.readNamespacedDeployment) and the merge patch of a MaasCluster. Like the API
+ * AppsV1Api.readNamespacedDeployment), the merge patch of a MaasCluster, and list-then-watch of
+ * MaasClusters and MaasMachines (watch-hub.ts) for the informers. Like the API
  * server it authenticates (401), then authorizes (403), then looks the object up (404), and
  * answers failures with Status objects.
  */
@@ -42,8 +44,11 @@ export interface KubeSimCall {
   status: number;
 }
 
+export type Verb = 'get' | 'list' | 'watch' | 'patch';
+export type WatchedPlural = typeof MAAS_CLUSTER_PLURAL | typeof MAAS_MACHINE_PLURAL;
+
 export interface ForbidRule {
-  verb: 'get' | 'list' | 'patch';
+  verb: Verb;
   /** Plural resource: maasclusters, maasmachines, configmaps, deployments. */
   resource: string;
   /** Absent = every namespace. */
@@ -63,6 +68,14 @@ export interface KubeSimulator {
   latencyMs: number;
   forbid(rule: ForbidRule): void;
   allowAll(): void;
+  /** Creates or replaces an object (by namespace and name), as the controller would: a new resourceVersion and a watch event. */
+  apply(resource: WatchedPlural, object: MaasClusterObject | MaasMachineObject): void;
+  /** Deletes an object: a DELETED watch event. */
+  remove(resource: WatchedPlural, namespace: string, name: string): void;
+  /** Open watches, history (compact), bookmarks and silence. */
+  readonly watches: WatchHub;
+  /** The next `count` watch requests (of `resource`, or any) are answered with this status and a Status body, not a stream. */
+  failWatches(count: number, status?: number, resource?: WatchedPlural): void;
   close(): Promise<void>;
 }
 
@@ -77,6 +90,8 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
   const forbidden: ForbidRule[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let resourceVersion = 1000;
+  const watches = new WatchHub(() => resourceVersion);
+  let watchFailures: { count: number; status: number; resource?: WatchedPlural } = { count: 0, status: 500 };
 
   const sim: KubeSimulator = {
     url: '',
@@ -92,26 +107,60 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     latencyMs: 0,
     forbid: (rule) => void forbidden.push(rule),
     allowAll: () => void forbidden.splice(0),
+    apply: (resource, object) => {
+      const items = itemsOf(resource);
+      const namespace = object.metadata.namespace ?? 'default';
+      const stored = structuredClone(object);
+      stored.metadata.namespace = namespace;
+      stored.metadata.resourceVersion = String(++resourceVersion);
+      const at = items.findIndex((o) => (o.metadata.namespace ?? 'default') === namespace && o.metadata.name === object.metadata.name);
+      if (at >= 0) items.splice(at, 1, stored);
+      else items.push(stored);
+      recordEvent(resource, at >= 0 ? 'MODIFIED' : 'ADDED', stored);
+    },
+    remove: (resource, namespace, name) => {
+      const items = itemsOf(resource);
+      const at = items.findIndex((o) => (o.metadata.namespace ?? 'default') === namespace && o.metadata.name === name);
+      if (at < 0) return;
+      const [gone] = items.splice(at, 1);
+      if (!gone) return;
+      gone.metadata.resourceVersion = String(++resourceVersion);
+      recordEvent(resource, 'DELETED', gone);
+    },
+    watches,
+    failWatches: (count, status = 500, resource) => {
+      watchFailures = { count, status, ...(resource ? { resource } : {}) };
+    },
     close: async () => {
+      watches.closeAll();
       for (const t of timers) clearTimeout(t);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 
+  function itemsOf(resource: WatchedPlural): (MaasClusterObject | MaasMachineObject)[] {
+    return resource === MAAS_CLUSTER_PLURAL ? sim.state.maasClusters : sim.state.maasMachines;
+  }
+
+  function recordEvent(resource: WatchedPlural, type: WatchEventType, object: MaasClusterObject | MaasMachineObject): void {
+    watches.record({ rv: resourceVersion, resource, namespace: object.metadata.namespace ?? 'default', type, object: structuredClone(object) });
+  }
+
   const server: Server = createServer((req, res) => {
     void readBody(req).then((raw) => {
       const answer = () => {
-        const { status, body } = handle(req, raw);
+        const answered = handle(req, raw);
         sim.calls.push({
           method: req.method ?? 'GET',
           path: pathOf(req),
           query: queryOf(req),
           contentType: req.headers['content-type'] ?? null,
           body: raw ? safeJson(raw) : null,
-          status,
+          status: answered.status,
         });
-        send(res, status, body);
+        if ('stream' in answered) answered.stream(res);
+        else send(res, answered.status, answered.body);
       };
       if (sim.latencyMs > 0) {
         const t = setTimeout(() => {
@@ -123,9 +172,11 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     });
   });
 
-  function handle(req: IncomingMessage, raw: string): { status: number; body: unknown } {
+  type Answer = { status: number; body: unknown } | { status: 200; stream: (res: ServerResponse) => void };
+
+  function handle(req: IncomingMessage, raw: string): Answer {
     if (!authenticated(req.headers.authorization, token)) return statusBody(401, 'Unauthorized', 'Unauthorized');
-    const route = routeOf(req.method ?? 'GET', pathOf(req));
+    const route = routeOf(req.method ?? 'GET', pathOf(req), queryOf(req));
     if (!route) return statusBody(404, 'NotFound', 'the server could not find the requested resource');
     const denied = forbidden.some(
       (r) => r.verb === route.verb && r.resource === route.resource && (r.namespace === undefined || r.namespace === route.namespace),
@@ -144,15 +195,43 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     }
   }
 
-  function customObject(route: Route, req: IncomingMessage, raw: string): { status: number; body: unknown } {
+  function customObject(route: Route, req: IncomingMessage, raw: string): Answer {
     const isCluster = route.resource === MAAS_CLUSTER_PLURAL;
-    const items: (MaasClusterObject | MaasMachineObject)[] = isCluster ? sim.state.maasClusters : sim.state.maasMachines;
+    const items = itemsOf(route.resource as WatchedPlural);
     const kind = isCluster ? 'MaasCluster' : 'MaasMachine';
     const apiVersion = `${CAPMAAS_GROUP}/${CAPMAAS_VERSION}`;
+    // An object put into `state` directly (not through apply) gets its first resourceVersion when first served.
+    for (const o of items) o.metadata.resourceVersion ??= String(++resourceVersion);
     const inNamespace = items.filter((o) => (o.metadata.namespace ?? 'default') === route.namespace);
-    if (route.verb === 'list') {
-      const selector = parseLabelSelector(queryOf(req).labelSelector ?? '');
+    if (route.verb === 'list' || route.verb === 'watch') {
+      const query = queryOf(req);
+      const selector = parseLabelSelector(query.labelSelector ?? '');
       if (!selector) return statusBody(400, 'BadRequest', `unable to parse requirement: invalid label selector`);
+      if (route.verb === 'watch') {
+        if (watchFailures.count > 0 && (watchFailures.resource ?? route.resource) === route.resource) {
+          watchFailures.count--;
+          return statusBody(watchFailures.status, 'InternalError', 'an error on the server ("simulated") has prevented the request from succeeding');
+        }
+        const timeout = Number(query.timeoutSeconds);
+        return {
+          status: 200,
+          stream: (res) =>
+            watches.serve(
+              {
+                resource: route.resource,
+                namespace: route.namespace,
+                kind,
+                apiVersion,
+                selector,
+                resourceVersion: query.resourceVersion ?? '',
+                bookmarks: query.allowWatchBookmarks === 'true',
+                timeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : null,
+                current: () => itemsOf(route.resource as WatchedPlural).filter((o) => (o.metadata.namespace ?? 'default') === route.namespace && matchesLabelSelector(o.metadata.labels ?? {}, selector)),
+              },
+              res,
+            ),
+        };
+      }
       const matching = inNamespace.filter((o) => matchesLabelSelector(o.metadata.labels ?? {}, selector));
       return {
         status: 200,
@@ -180,6 +259,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     const patched = mergePatch(object, patch) as MaasClusterObject;
     patched.metadata.resourceVersion = String(++resourceVersion);
     items.splice(items.indexOf(object), 1, patched);
+    recordEvent(route.resource as WatchedPlural, 'MODIFIED', patched);
     return { status: 200, body: served(patched, apiVersion, kind) };
   }
 
@@ -217,7 +297,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
 }
 
 interface Route {
-  verb: 'get' | 'list' | 'patch';
+  verb: Verb;
   group: string;
   resource: string;
   namespace: string;
@@ -228,12 +308,14 @@ const CUSTOM_PATH = new RegExp(`^/apis/${CAPMAAS_GROUP.replace(/\./g, '\\.')}/${
 const CONFIGMAP_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/configmaps\/([^/]+)$/;
 const DEPLOYMENT_PATH = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/deployments\/([^/]+)$/;
 
-function routeOf(method: string, path: string): Route | null {
+/** A GET of a collection with watch=true (or 1) is the `watch` verb, as RBAC sees it. */
+function routeOf(method: string, path: string, query: Record<string, string>): Route | null {
   const custom = CUSTOM_PATH.exec(path);
   if (custom) {
     const [, namespace, resource, name] = custom.map((s) => (s === undefined ? s : decodeURIComponent(s)));
     if (!namespace || !resource) return null;
-    if (method === 'GET') return { verb: name ? 'get' : 'list', group: CAPMAAS_GROUP, resource, namespace, ...(name ? { name } : {}) };
+    const watching = query.watch === 'true' || query.watch === '1';
+    if (method === 'GET') return { verb: name ? 'get' : watching ? 'watch' : 'list', group: CAPMAAS_GROUP, resource, namespace, ...(name ? { name } : {}) };
     if (method === 'PATCH' && name) return { verb: 'patch', group: CAPMAAS_GROUP, resource, namespace, name };
     return null;
   }

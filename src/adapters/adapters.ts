@@ -1,4 +1,5 @@
 import type { ClusterConfig, Config } from '../core/config.ts';
+import type { CapmaasWatch, CapmaasWatchOptions } from './kube/capmaas-watch.ts';
 import type { KubeClient } from './kube/types.ts';
 import type { MaasClient } from './maas/types.ts';
 import type { SshConnector } from './ssh/types.ts';
@@ -8,6 +9,8 @@ export interface Adapters {
   maas(region: string): MaasClient;
   kube(cluster: ClusterConfig): KubeClient;
   ssh: SshConnector;
+  /** The management-cluster informers; absent (tests' own adapters) = no watch, the scheduled scans only. */
+  watchCapmaas?(cluster: ClusterConfig, options: CapmaasWatchOptions): CapmaasWatch;
 }
 
 export type AdapterFactory = (config: Config) => Adapters;

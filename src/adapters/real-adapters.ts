@@ -1,6 +1,7 @@
 import type { Adapters } from './adapters.ts';
 import type { ClusterConfig, Config } from '../core/config.ts';
 import { ChatopsError } from '../core/errors.ts';
+import { watchCapmaas } from './kube/capmaas-watch.ts';
 import { createKubeClient } from './kube/client.ts';
 import { createMaasClient, type MaasRequestInfo } from './maas/client.ts';
 import type { PeerOutcome } from '../core/peer-outcome.ts';
@@ -44,5 +45,6 @@ export function createRealAdapters(config: Config, options: RealAdapterOptions =
       return client;
     },
     ssh: createSshConnector(onPeer ? { onRequest: (outcome, ms) => onPeer('ssh', outcome, ms) } : {}),
+    watchCapmaas,
   };
 }

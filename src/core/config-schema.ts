@@ -102,6 +102,15 @@ export const configSchema = z.strictObject({
   schedules: z
     .strictObject({ dns: duration.optional(), resolver: duration.optional(), macs: duration.optional() })
     .default({}),
+  /** Watching the management cluster: a changed DNS hash or a stopped control plane runs dns-check at once. */
+  watch: z
+    .strictObject({
+      clusters: z.boolean().default(true),
+      debounce: duration.default('500ms'),
+      silentAfter: duration.default('150s'),
+      relistEvery: duration.default('15m'),
+    })
+    .default({ clusters: true, debounce: '500ms', silentAfter: '150s', relistEvery: '15m' }),
   repair: z
     .strictObject({
       maxSubjects: z.number().int().min(1).max(10_000).default(50),

@@ -106,6 +106,14 @@ export interface RepairConfig {
   commissionPollMs?: number;
 }
 
+/** The `watch:` block: the management-cluster informers (docs/configuration.md). */
+export interface WatchConfig {
+  clusters: boolean;
+  debounceMs: number;
+  silentAfterMs: number;
+  relistEveryMs: number;
+}
+
 export interface Config {
   path: string;
   slack: SlackPolicy;
@@ -113,6 +121,8 @@ export interface Config {
   sites: Record<string, SiteConfig>;
   clusters: Record<string, ClusterConfig>;
   schedules: { dns?: number; resolver?: number; macs?: number };
+  /** Absent in configs built by hand: the watch then runs with its defaults. */
+  watch?: WatchConfig;
   repair: RepairConfig;
   /** Absent in configs built by hand; loadConfig always sets it. */
   audit?: AuditConfig;
@@ -354,7 +364,13 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
   const repair: RepairConfig = { maxSubjects: raw.repair.maxSubjects };
   if (raw.repair.commissionTimeout) repair.commissionTimeoutMs = parseDuration(raw.repair.commissionTimeout) as number;
   if (raw.repair.commissionPollInterval) repair.commissionPollMs = parseDuration(raw.repair.commissionPollInterval) as number;
-  const config: Config = { path, slack, maas, sites, clusters, schedules, repair, audit };
+  const watch: WatchConfig = {
+    clusters: raw.watch.clusters,
+    debounceMs: parseDuration(raw.watch.debounce) as number,
+    silentAfterMs: parseDuration(raw.watch.silentAfter) as number,
+    relistEveryMs: parseDuration(raw.watch.relistEvery) as number,
+  };
+  const config: Config = { path, slack, maas, sites, clusters, schedules, watch, repair, audit };
   if (raw.redis) config.redis = buildRedis(raw.redis, r);
   return config;
 }

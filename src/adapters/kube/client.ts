@@ -165,7 +165,6 @@ function displayServer(server: string): string {
   }
 }
 
-/** Aborts each request after `ms` (client-node sets no timeout of its own). */
 /** client-node's ApiException carries the HTTP status as `code`: read it as kube-errors.ts does. */
 function kubeOutcome(err: unknown, okOn404: boolean): PeerOutcome {
   const status = statusOf(err);
@@ -173,7 +172,8 @@ function kubeOutcome(err: unknown, okOn404: boolean): PeerOutcome {
   return status ? peerOutcomeOfStatus(status) : peerOutcomeOfError(err);
 }
 
-function timeoutOptions(ms: number): ConfigurationOptions {
+/** Aborts each request after `ms` (client-node sets no timeout of its own). */
+export function timeoutOptions(ms: number): ConfigurationOptions {
   return {
     middleware: [
       {

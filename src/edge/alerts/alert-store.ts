@@ -82,8 +82,9 @@ export class AlertStore {
     return waitForLock(this.redis, this.#key('alerts', 'lock', check, target), ttlMs, waitMs);
   }
 
-  /** At most one scan of one (check, target) at a time; undefined when one is already running. */
-  scanLock(check: string, target: string, ttlMs: number): Promise<HeldLock | undefined> {
-    return tryLock(this.redis, this.#key('scan', 'lock', check, target), ttlMs);
+  /** At most one scan of one (check, target) at a time; undefined when one is already running (and, with waitMs, still running after that long). */
+  scanLock(check: string, target: string, ttlMs: number, waitMs = 0): Promise<HeldLock | undefined> {
+    const key = this.#key('scan', 'lock', check, target);
+    return waitMs > 0 ? waitForLock(this.redis, key, ttlMs, waitMs) : tryLock(this.redis, key, ttlMs);
   }
 }

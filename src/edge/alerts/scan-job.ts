@@ -15,6 +15,8 @@ export { SCAN_JOB };
 export interface ScanData extends JobData {
   check: ScanCheck;
   target: string;
+  /** Why the management-cluster watch asked for this scan; absent for scheduled and requested ones. */
+  trigger?: string[];
 }
 
 export interface ScanDependencies {
@@ -37,9 +39,12 @@ export function createScanJob(deps: ScanDependencies): JobDefinition {
     name: SCAN_JOB,
     run: async (ctx, data) => {
       const { check, target } = validScan(ctx, data);
+      const triggered = Array.isArray(data.trigger);
       const definition = find(check);
       if (!definition) throw new UsageError(`no job "${check}" is registered`, 'This build cannot run that check; see src/features/registry.ts');
-      const lock = await deps.store.scanLock(check, target, deps.lockTtlMs ?? 120_000);
+      const ttl = deps.lockTtlMs ?? 120_000;
+      // A scan the watch asked for saw a change the running one may have missed: it waits its turn.
+      const lock = await deps.store.scanLock(check, target, ttl, triggered ? ttl : 0);
       if (!lock) {
         ctx.log.info({ check, target }, 'scan skipped: the previous scan of this target is still running');
         return [];

@@ -33,6 +33,8 @@ export interface HealthRouteOptions {
   registry?: Pick<Registry, 'metrics' | 'contentType'>;
   /** A check that takes longer than this counts as failed. Default 2000 ms. */
   checkTimeoutMs?: number;
+  /** More for /readyz's body that does not decide readiness (the management-cluster watch's health). */
+  detail?: () => Record<string, unknown> | undefined;
 }
 
 const NO_STORE = { 'cache-control': 'no-store' };
@@ -57,15 +59,26 @@ export async function runReadinessChecks(checks: ReadinessChecks, timeoutMs = 2_
   return { ready: failed.length === 0, checks: Object.fromEntries(results), failed };
 }
 
-export function readyzHandler(checks: ReadinessChecks, timeoutMs = 2_000): RouteHandler {
+export function readyzHandler(checks: ReadinessChecks, timeoutMs = 2_000, detail?: HealthRouteOptions['detail']): RouteHandler {
   return (_req, res) => {
     void runReadinessChecks(checks, timeoutMs).then((result) => {
+      const extra = readDetail(detail);
       const body = result.ready
-        ? { status: 'ready', checks: result.checks }
-        : { status: 'not ready', checks: result.checks, failed: result.failed };
+        ? { status: 'ready', checks: result.checks, ...extra }
+        : { status: 'not ready', checks: result.checks, failed: result.failed, ...extra };
       sendJson(res, result.ready ? 200 : 503, body);
     });
   };
+}
+
+/** A detail that throws leaves the answer as it was: readiness is what the checks say. */
+function readDetail(detail: HealthRouteOptions['detail']): { detail?: Record<string, unknown> } {
+  try {
+    const value = detail?.();
+    return value ? { detail: value } : {};
+  } catch {
+    return {};
+  }
 }
 
 export function metricsHandler(registry: Pick<Registry, 'metrics' | 'contentType'>): RouteHandler {
@@ -81,7 +94,7 @@ export function metricsHandler(registry: Pick<Registry, 'metrics' | 'contentType
 export function healthRoutes(options: HealthRouteOptions): Route[] {
   const routes: Route[] = [
     { path: '/healthz', method: ['GET', 'HEAD'], handler: healthzHandler() },
-    { path: '/readyz', method: ['GET', 'HEAD'], handler: readyzHandler(options.checks, options.checkTimeoutMs) },
+    { path: '/readyz', method: ['GET', 'HEAD'], handler: readyzHandler(options.checks, options.checkTimeoutMs, options.detail) },
   ];
   if (options.registry) routes.push({ path: '/metrics', method: ['GET'], handler: metricsHandler(options.registry) });
   return routes;

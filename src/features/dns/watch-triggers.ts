@@ -1,0 +1,75 @@
+import { CLUSTER_NAME_LABEL } from '../../adapters/kube/capmaas.ts';
+import type { MaasClusterObject, MaasMachineObject } from '../../adapters/kube/types.ts';
+import { EMPTY_SET_HASH } from './dns-hash.ts';
+import { isControlPlane, isRunning } from './desired-set.ts';
+import { lastAppliedHash } from './evaluate.ts';
+import { capiClusterName } from './gather.ts';
+
+/**
+ * What the management-cluster watch looks at for one configured cluster, and which changes make
+ * its dns-check run at once. The three controller lines (docs/findings.md) leave different traces:
+ *  - before v4.8.0 (v0.x upstream, v1.x, v4.0–v4.7) there is no hash annotation; the controller
+ *    PUTs the running set every reconcile, so the record empties when the last control-plane
+ *    machine stops and fills again when one runs: the machine triggers are what show it;
+ *  - v4.8.0–v4.9.1 cache the hash without the empty-set guard: the wipe shows as the annotation
+ *    turning into the empty-set hash, and it sticks;
+ *  - v4.9.2+ keep the records while a control-plane machine exists: the annotation does not move
+ *    when the last one stops, the records go stale instead, so the machine triggers matter here too.
+ */
+
+export interface ClusterWatchView {
+  /** The MaasCluster exists. */
+  present: boolean;
+  /** The last-applied-dns-hash annotation; null when absent. */
+  hash: string | null;
+  /** Control-plane machines (not being deleted) that are powered and Deploying/Deployed, by name. */
+  running: string[];
+  /** Control-plane machines not being deleted. */
+  existing: number;
+}
+
+export type WatchTriggerCode = 'DNS_HASH_EMPTIED' | 'DNS_HASH_CHANGED' | 'CP_LAST_STOPPED' | 'CP_RUNNING_AGAIN' | 'MAASCLUSTER_GONE' | 'MAASCLUSTER_BACK';
+
+export interface WatchTrigger {
+  code: WatchTriggerCode;
+  /** One line for the log and the scan's record of why it ran. */
+  text: string;
+}
+
+export function clusterWatchView(name: string, clusters: readonly MaasClusterObject[], machines: readonly MaasMachineObject[]): ClusterWatchView {
+  const cluster = clusters.find((c) => c.metadata.name === name);
+  if (!cluster) return { present: false, hash: null, running: [], existing: 0 };
+  const capi = capiClusterName(cluster);
+  const controlPlane = machines.filter((m) => isControlPlane(m) && m.metadata.labels?.[CLUSTER_NAME_LABEL] === capi && !m.metadata.deletionTimestamp);
+  return {
+    present: true,
+    hash: lastAppliedHash(cluster),
+    running: controlPlane.filter(isRunning).map((m) => m.metadata.name).sort(),
+    existing: controlPlane.length,
+  };
+}
+
+/** The changes between two views that call for a dns-check now; none for the first view. */
+export function watchTriggers(before: ClusterWatchView | undefined, after: ClusterWatchView): WatchTrigger[] {
+  if (!before) return [];
+  if (before.present && !after.present) return [{ code: 'MAASCLUSTER_GONE', text: 'the MaasCluster is gone' }];
+  if (!before.present && after.present) return [{ code: 'MAASCLUSTER_BACK', text: 'the MaasCluster appeared' }];
+  const triggers: WatchTrigger[] = [];
+  if (after.hash !== before.hash) {
+    triggers.push(
+      after.hash === EMPTY_SET_HASH
+        ? { code: 'DNS_HASH_EMPTIED', text: 'last-applied-dns-hash became the empty-set hash: the controller applied an empty IP set (the PCP-6608 wipe)' }
+        : { code: 'DNS_HASH_CHANGED', text: `last-applied-dns-hash changed (${short(before.hash)} → ${short(after.hash)}): the controller applied another IP set` },
+    );
+  }
+  if (before.running.length > 0 && after.running.length === 0) {
+    triggers.push({ code: 'CP_LAST_STOPPED', text: `the last running control-plane machine stopped (${before.running.join(', ')})` });
+  } else if (before.running.length === 0 && after.running.length > 0) {
+    triggers.push({ code: 'CP_RUNNING_AGAIN', text: `a control-plane machine runs again (${after.running.join(', ')})` });
+  }
+  return triggers;
+}
+
+function short(hash: string | null): string {
+  return hash === null ? 'none' : hash.slice(0, 12);
+}
