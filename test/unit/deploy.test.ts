@@ -254,13 +254,15 @@ describe('deploy/ RBAC', () => {
     return out.sort();
   }
 
-  it('grants exactly: get/list maasclusters and maasmachines, patch maasclusters, get the preferred-subnet ConfigMap and the controller Deployment', () => {
+  it('grants exactly: get/list/watch maasclusters and maasmachines, patch maasclusters, get the preferred-subnet ConfigMap and the controller Deployment', () => {
     const expected = [
       'cluster infrastructure.cluster.x-k8s.io maasclusters * get',
       'cluster infrastructure.cluster.x-k8s.io maasclusters * list',
       'cluster infrastructure.cluster.x-k8s.io maasclusters * patch',
+      'cluster infrastructure.cluster.x-k8s.io maasclusters * watch',
       'cluster infrastructure.cluster.x-k8s.io maasmachines * get',
       'cluster infrastructure.cluster.x-k8s.io maasmachines * list',
+      'cluster infrastructure.cluster.x-k8s.io maasmachines * watch',
       `cluster core configmaps ${PREFERRED_SUBNET_CONFIGMAP} get`,
       `ns:${DEFAULT_CONTROLLER_NAMESPACE} apps deployments ${DEFAULT_CONTROLLER_DEPLOYMENT} get`,
     ].sort();
