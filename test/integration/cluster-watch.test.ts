@@ -68,7 +68,7 @@ async function world(options: { silentAfterMs?: number; bookmarkMs?: number; deb
       },
     },
     scan: async (target: string, triggers: WatchTrigger[], key: string) => {
-      scans.push({ target, codes: triggers.map((t) => t.code), key });
+      scans.push({ target, codes: triggers.map((t) => t.kind), key });
     },
   });
   cleanups.push(() => watches.close());
@@ -87,7 +87,7 @@ describe('watching the management cluster (real informer, simulated API server)'
     expect(w.scans).toEqual([]);
     w.sim.apply(MAAS_CLUSTER_PLURAL, cluster(EMPTY_SET_HASH));
     await waitUntil(() => w.scans.length > 0);
-    expect(w.scans).toEqual([{ target: 'prod', codes: ['DNS_HASH_EMPTIED'], key: expect.any(String) }]);
+    expect(w.scans).toEqual([{ target: 'prod', codes: ['hash-emptied'], key: expect.any(String) }]);
     // Both informers listed once and watched once: the change came over the open watch.
     expect([w.requests('list', MAAS_CLUSTER_PLURAL), w.requests('watch', MAAS_CLUSTER_PLURAL)]).toEqual([1, 1]);
     // The watch asked for bookmarks and a server-side timeout, and only for control-plane machines.
@@ -102,7 +102,7 @@ describe('watching the management cluster (real informer, simulated API server)'
     await waitUntil(() => w.scans.length > 0);
     await new Promise((r) => setTimeout(r, 400));
     expect(w.scans).toHaveLength(1);
-    expect(w.scans[0]?.codes.sort()).toEqual(['CP_LAST_STOPPED', 'DNS_HASH_EMPTIED']);
+    expect(w.scans[0]?.codes.sort()).toEqual(['hash-emptied', 'last-cp-stopped']);
   });
 
   it('ignores changes that leave the hash and the running control plane as they were (a worker, a status touch)', async () => {
@@ -112,7 +112,7 @@ describe('watching the management cluster (real informer, simulated API server)'
     // A later change that does matter proves the earlier ones were seen and passed over.
     w.sim.apply(MAAS_MACHINE_PLURAL, cp('prod-cp-0', false));
     await waitUntil(() => w.scans.length > 0);
-    expect(w.scans.map((s) => s.codes)).toEqual([['CP_LAST_STOPPED']]);
+    expect(w.scans.map((s) => s.codes)).toEqual([['last-cp-stopped']]);
   });
 
   it('after 410 Gone it lists again and still sees the change made while it was away', async () => {
@@ -122,7 +122,7 @@ describe('watching the management cluster (real informer, simulated API server)'
     w.sim.apply(MAAS_CLUSTER_PLURAL, cluster(EMPTY_SET_HASH));
     w.sim.watches.compact();
     await waitUntil(() => w.scans.length > 0);
-    expect(w.scans.map((s) => s.codes)).toEqual([['DNS_HASH_EMPTIED']]);
+    expect(w.scans.map((s) => s.codes)).toEqual([['hash-emptied']]);
     expect(w.requests('list', MAAS_CLUSTER_PLURAL)).toBe(2);
     expect(healthOf(w)?.resources?.maasclusters.restarts.gone).toBe(1);
   });
@@ -132,7 +132,7 @@ describe('watching the management cluster (real informer, simulated API server)'
     w.sim.watches.silenceOpen();
     w.sim.apply(MAAS_CLUSTER_PLURAL, cluster(EMPTY_SET_HASH));
     await waitUntil(() => w.scans.length > 0);
-    expect(w.scans.map((s) => s.codes)).toEqual([['DNS_HASH_EMPTIED']]);
+    expect(w.scans.map((s) => s.codes)).toEqual([['hash-emptied']]);
     const clusters = healthOf(w)?.resources?.maasclusters;
     expect(clusters?.restarts.silent).toBeGreaterThanOrEqual(1);
     // Caught up by resuming the watch from its resourceVersion, not by listing again.
@@ -158,7 +158,7 @@ describe('watching the management cluster (real informer, simulated API server)'
     expect(w.requests('watch', MAAS_CLUSTER_PLURAL) + w.requests('watch', MAAS_MACHINE_PLURAL)).toBe(2 + 2 + 5);
     w.sim.apply(MAAS_CLUSTER_PLURAL, cluster(EMPTY_SET_HASH));
     await waitUntil(() => w.scans.length > 0);
-    expect(w.scans.map((s) => s.codes)).toEqual([['DNS_HASH_EMPTIED']]);
+    expect(w.scans.map((s) => s.codes)).toEqual([['hash-emptied']]);
     const restarts = Object.values(healthOf(w)?.resources ?? {}).reduce((n, h) => n + h.restarts.error, 0);
     expect(restarts).toBe(5);
   });

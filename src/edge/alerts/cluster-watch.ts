@@ -83,7 +83,7 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
     const triggers = watchTriggers(last, view);
     last = view;
     if (!triggers.length) return;
-    log.info({ triggers: triggers.map((t) => t.code) }, 'management cluster changed: dns-check runs now');
+    log.info({ triggers: triggers.map((t) => t.kind) }, 'management cluster changed: dns-check runs now');
     pending.push(...triggers);
     timer ??= setTimeout(fire, debounceMs);
   };

@@ -28,10 +28,10 @@ export interface ClusterWatchView {
   existing: number;
 }
 
-export type WatchTriggerCode = 'DNS_HASH_EMPTIED' | 'DNS_HASH_CHANGED' | 'CP_LAST_STOPPED' | 'CP_RUNNING_AGAIN' | 'MAASCLUSTER_GONE' | 'MAASCLUSTER_BACK';
+export type WatchTriggerKind = 'hash-emptied' | 'hash-changed' | 'last-cp-stopped' | 'cp-running-again' | 'maascluster-gone' | 'maascluster-back';
 
 export interface WatchTrigger {
-  code: WatchTriggerCode;
+  kind: WatchTriggerKind;
   /** One line for the log and the scan's record of why it ran. */
   text: string;
 }
@@ -52,20 +52,20 @@ export function clusterWatchView(name: string, clusters: readonly MaasClusterObj
 /** The changes between two views that call for a dns-check now; none for the first view. */
 export function watchTriggers(before: ClusterWatchView | undefined, after: ClusterWatchView): WatchTrigger[] {
   if (!before) return [];
-  if (before.present && !after.present) return [{ code: 'MAASCLUSTER_GONE', text: 'the MaasCluster is gone' }];
-  if (!before.present && after.present) return [{ code: 'MAASCLUSTER_BACK', text: 'the MaasCluster appeared' }];
+  if (before.present && !after.present) return [{ kind: 'maascluster-gone', text: 'the MaasCluster is gone' }];
+  if (!before.present && after.present) return [{ kind: 'maascluster-back', text: 'the MaasCluster appeared' }];
   const triggers: WatchTrigger[] = [];
   if (after.hash !== before.hash) {
     triggers.push(
       after.hash === EMPTY_SET_HASH
-        ? { code: 'DNS_HASH_EMPTIED', text: 'last-applied-dns-hash became the empty-set hash: the controller applied an empty IP set (the PCP-6608 wipe)' }
-        : { code: 'DNS_HASH_CHANGED', text: `last-applied-dns-hash changed (${short(before.hash)} → ${short(after.hash)}): the controller applied another IP set` },
+        ? { kind: 'hash-emptied', text: 'last-applied-dns-hash became the empty-set hash: the controller applied an empty IP set (the PCP-6608 wipe)' }
+        : { kind: 'hash-changed', text: `last-applied-dns-hash changed (${short(before.hash)} → ${short(after.hash)}): the controller applied another IP set` },
     );
   }
   if (before.running.length > 0 && after.running.length === 0) {
-    triggers.push({ code: 'CP_LAST_STOPPED', text: `the last running control-plane machine stopped (${before.running.join(', ')})` });
+    triggers.push({ kind: 'last-cp-stopped', text: `the last running control-plane machine stopped (${before.running.join(', ')})` });
   } else if (before.running.length === 0 && after.running.length > 0) {
-    triggers.push({ code: 'CP_RUNNING_AGAIN', text: `a control-plane machine runs again (${after.running.join(', ')})` });
+    triggers.push({ kind: 'cp-running-again', text: `a control-plane machine runs again (${after.running.join(', ')})` });
   }
   return triggers;
 }

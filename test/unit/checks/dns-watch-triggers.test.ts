@@ -8,7 +8,7 @@ const mc = (hash?: string) => maasClusterObject({ name: 'prod', fqdn: 'prod.maas
 const cp = (name: string, options: { powered?: boolean; state?: string; cluster?: string; deleting?: boolean } = {}) =>
   maasMachineObject({ name, cluster: options.cluster ?? 'prod', controlPlane: true, systemId: name, externalIps: ['10.0.0.1'], ...options });
 const view = (hash: string | undefined, machines: ReturnType<typeof cp>[]) => clusterWatchView('prod', [mc(hash)], machines);
-const codes = (before: ReturnType<typeof view> | undefined, after: ReturnType<typeof view>) => watchTriggers(before, after).map((t) => t.code);
+const codes = (before: ReturnType<typeof view> | undefined, after: ReturnType<typeof view>) => watchTriggers(before, after).map((t) => t.kind);
 
 describe('what the watch sees of one cluster', () => {
   it('counts running control-plane machines of this cluster only, not those being deleted, powered off or of another cluster', () => {
@@ -27,25 +27,25 @@ describe('which changes run dns-check now', () => {
   });
 
   it('v4.8.0–v4.9.1: the hash turning into the empty-set hash is the wipe itself', () => {
-    expect(codes(view(HASH, [cp('a')]), view(EMPTY_SET_HASH, [cp('a', { powered: false })]))).toEqual(['DNS_HASH_EMPTIED', 'CP_LAST_STOPPED']);
+    expect(codes(view(HASH, [cp('a')]), view(EMPTY_SET_HASH, [cp('a', { powered: false })]))).toEqual(['hash-emptied', 'last-cp-stopped']);
   });
 
   it('any other hash change: the controller applied another set', () => {
-    expect(codes(view(EMPTY_SET_HASH, [cp('a')]), view(HASH, [cp('a')]))).toEqual(['DNS_HASH_CHANGED']);
+    expect(codes(view(EMPTY_SET_HASH, [cp('a')]), view(HASH, [cp('a')]))).toEqual(['hash-changed']);
   });
 
   it('before v4.8.0 (no annotation) and v4.9.2+ (hash kept): the last running control-plane machine stopping', () => {
     expect(codes(view(undefined, [cp('a'), cp('b')]), view(undefined, [cp('a', { powered: false }), cp('b')]))).toEqual([]);
-    expect(codes(view(undefined, [cp('a', { powered: false }), cp('b')]), view(undefined, [cp('a', { powered: false }), cp('b', { state: 'Deploying', powered: false })]))).toEqual(['CP_LAST_STOPPED']);
+    expect(codes(view(undefined, [cp('a', { powered: false }), cp('b')]), view(undefined, [cp('a', { powered: false }), cp('b', { state: 'Deploying', powered: false })]))).toEqual(['last-cp-stopped']);
   });
 
   it('a control-plane machine running again: the record should heal, so the alert can resolve', () => {
-    expect(codes(view(HASH, [cp('a', { powered: false })]), view(HASH, [cp('a')]))).toEqual(['CP_RUNNING_AGAIN']);
+    expect(codes(view(HASH, [cp('a', { powered: false })]), view(HASH, [cp('a')]))).toEqual(['cp-running-again']);
   });
 
   it('the MaasCluster going away and coming back', () => {
-    expect(codes(view(HASH, [cp('a')]), clusterWatchView('prod', [], [cp('a')]))).toEqual(['MAASCLUSTER_GONE']);
-    expect(codes(clusterWatchView('prod', [], []), view(HASH, [cp('a')]))).toEqual(['MAASCLUSTER_BACK']);
+    expect(codes(view(HASH, [cp('a')]), clusterWatchView('prod', [], [cp('a')]))).toEqual(['maascluster-gone']);
+    expect(codes(clusterWatchView('prod', [], []), view(HASH, [cp('a')]))).toEqual(['maascluster-back']);
   });
 
   it('names the machines and the hashes in its reasons', () => {
