@@ -114,8 +114,11 @@ async function runStep(s: LabSession, step: LabStep, io: LabIo): Promise<void> {
   io.out(renderTranscript(s.emulator, NAMES, from));
 }
 
+/** Called after each step with the emulator and the first record seq of that step (bench/message-lengths.ts measures from it). */
+export type LabStepObserver = (step: LabStep, index: number, emulator: SlackEmulator, fromSeq: number) => void;
+
 /** `maas-chatops lab`: simulators, the bot over HTTP, a worker, and a scripted conversation printed as a channel. */
-export async function runLab(io: LabIo): Promise<number> {
+export async function runLab(io: LabIo, observe?: LabStepObserver): Promise<number> {
   const redis: RedisHandle | null = await findOrStartRedis(io.env);
   if (!redis) {
     io.err('The lab needs Redis: install it (apt-get install redis-server) or set REDIS_URL to a running one.');
@@ -128,7 +131,11 @@ export async function runLab(io: LabIo): Promise<number> {
     io.out(`maas-chatops lab: MAAS simulator ${bot.world.maas.url}, Redis ${redis.url}, bot on ${bot.appUrl.replace('http://', '')}`);
     io.out('Channel #ops (alice is on call, bob approves repairs):');
     const session = { emulator: bot.emulator, appUrl: bot.appUrl };
-    for (const step of labScript) await runStep(session, step, io);
+    for (const [index, step] of labScript.entries()) {
+      const fromSeq = lastSeq(bot.emulator) + 1;
+      await runStep(session, step, io);
+      observe?.(step, index, bot.emulator, fromSeq);
+    }
     return 0;
   } catch (err) {
     io.err(`lab failed: ${describeError(err)}`);

@@ -30,6 +30,7 @@ import { AlertStore } from './edge/alerts/alert-store.ts';
 import { startAlerting } from './edge/alerts/start-alerting.ts';
 import type { ClusterWatches } from './edge/alerts/cluster-watch.ts';
 import { startWatchScans, watchDetail } from './edge/alerts/watch-scans.ts';
+import { mayRunRepairs } from './edge/slack/command-policy.ts';
 import { createSlackNotifier } from './edge/slack/notifier.ts';
 import { withTimeout } from './core/with-timeout.ts';
 
@@ -108,7 +109,7 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
 
 async function startWorkers(w: Wiring): Promise<void> {
   const adapters = await buildAdapters(w);
-  const notifier = w.slack ? createSlackNotifier({ gateway: w.slack, log: w.log }) : undefined;
+  const notifier = w.slack ? createSlackNotifier({ gateway: w.slack, log: w.log, mayRepair: (user) => mayRunRepairs(w.options.loaded.config.slack, user) }) : undefined;
   if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
   const workers = startJobWorkers({
     connection: w.redis,

@@ -1,12 +1,33 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runLab } from '../../lab/run-lab.ts';
+import { LAB_CHANNELS } from '../../lab/lab-world.ts';
+import type { SlackEmulator } from '../../lab/slack-emulator/index.ts';
+import { blocksText } from '../../lab/transcript.ts';
+import { ANSWER_LIMITS } from '../../src/edge/slack/answer-render.ts';
 import { TEST_REDIS_URL } from '../helpers/redis.ts';
 
+interface LabRun {
+  code: number;
+  out: string[];
+  err: string[];
+  emulator?: SlackEmulator;
+}
+
+const run: LabRun = { code: -1, out: [], err: [] };
+
+const linesOf = (content: { text: string; blocks?: unknown[] }) => (content.blocks?.length ? blocksText(content.blocks) : content.text.split('\n'));
+const CHECK_ANSWER = /^:\w+: \*(OK|WARNING|CRITICAL|ERROR)\* · (dns-check|resolver-check|mac-diff|dhcp-check) \S+: /;
+const FINDING_HEAD = /^:\w+: `[A-Z0-9_]+` \*(info|warning|critical|error)\* — /;
+
 describe('npm run lab', () => {
-  it('prints the scripted conversation with every command answered', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runLab({ env: { REDIS_URL: TEST_REDIS_URL }, out: (s) => out.push(s), err: (s) => err.push(s) });
+  beforeAll(async () => {
+    run.code = await runLab({ env: { REDIS_URL: TEST_REDIS_URL }, out: (s) => run.out.push(s), err: (s) => run.err.push(s) }, (_step, _i, emulator) => {
+      run.emulator = emulator;
+    });
+  }, 120_000);
+
+  it('prints the scripted conversation with every command answered', () => {
+    const { out, err, code } = run;
     const channel = out.join('\n');
     expect(err).toEqual([]);
     expect(code).toBe(0);
@@ -22,10 +43,11 @@ describe('npm run lab', () => {
     expect(channel).toMatch(/site-b-node1: ✅ mark-broken verified .* → ✅ set-mac verified .* → ✅ commission verified \(Broken → Commissioning → Ready in \d+s \(read back\): MAAS commissioned it\)/);
     // One `all` answer: a summary naming every site, the failing one's details in its thread.
     expect(channel).toMatch(/CRITICAL · resolver-check all · 3 targets\n.*1 of 3 targets need attention.*\n.*\*site-b\* CRITICAL · `RESOLVER_SERVFAIL`.*\n.*healthy \(2\): site-a, site-c/);
-    expect(channel).toMatch(/ {4}↳ maas-bot:\n {6}:red_circle: CRITICAL · resolver-check site-b/);
+    expect(channel).toMatch(/ {4}↳ maas-bot:\n {6}:red_circle: \*CRITICAL\* · resolver-check site-b: /);
     // 300 drifted machines: the message counts the rows, the thread holds them whole.
     expect(channel).toContain('300 of 300 machines at site-c have drifted MACs');
-    expect(channel).toContain('the whole of it (300 rows) is in the file `site-c-table.txt` in the thread');
+    expect(channel).toContain('table: the whole of it (300 rows) is in the file `site-c-table.txt` in this thread');
+    expect(channel).toContain('The evidence of all 302 findings, whole, is in the file `site-c-evidence.txt` in this thread.');
     expect(channel).toContain('[file site-c-table.txt: 301 lines]');
     expect(channel).toContain('[file site-c-snippet.tf: 303 lines]');
     // Finished repairs read as finished: results and the re-check, not the findings they repaired.
@@ -36,7 +58,30 @@ describe('npm run lab', () => {
     expect(channel).toMatch(/MAAS record empty, DNS still serving cached\/old answers \(TTL left: \d+ s\)/);
     expect(channel).toContain('Canary site-b-node10: commissioning started (sb0010)');
     expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
-  }, 90_000);
+  });
+
+  it('holds every check answer in the channel to its limits, with each finding whole in its thread', () => {
+    const emulator = run.emulator!;
+    const answers = emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => !m.threadTs && CHECK_ANSWER.test(linesOf(m)[0] ?? ''));
+    // dns-check prod ×2, staging, resolver-check site-b ×2, site-a, mac-diff site-b ×2, site-a, site-c.
+    expect(answers.length).toBeGreaterThanOrEqual(10);
+    for (const answer of answers) {
+      const lines = linesOf(answer);
+      expect(lines.length, lines.join('\n')).toBeLessThanOrEqual(ANSWER_LIMITS.maxLines);
+      expect(lines.join('\n').length, lines.join('\n')).toBeLessThanOrEqual(ANSWER_LIMITS.maxChars);
+      const findings = Number(/(\d+) findings? ·/.exec(lines.at(-1) ?? '')?.[1]);
+      const problems = lines.filter((l) => /^:(red_circle|warning|x): `/.test(l));
+      if (lines[0]!.includes('*OK*')) expect(lines, 'a healthy answer is two lines').toHaveLength(2);
+      const thread = emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.threadTs === answer.ts);
+      const threadLines = thread.flatMap((m) => linesOf(m));
+      const evidenceFile = thread.flatMap((m) => m.files ?? []).find((f) => f.filename.endsWith('-evidence.txt'));
+      if (findings === 0) expect(thread).toEqual([]);
+      else if (evidenceFile) expect((evidenceFile.content ?? '').match(/^\[(info|warning|critical|error)\] /gm)).toHaveLength(findings);
+      else expect(threadLines.filter((l) => FINDING_HEAD.test(l))).toHaveLength(findings);
+      // Each problem line's code has its evidence in the thread.
+      for (const line of problems) expect(threadLines.join('\n')).toContain(/`[A-Z0-9_]+`/.exec(line)![0]);
+    }
+  });
 
   it('starts a private redis-server when REDIS_URL does not answer', async () => {
     const out: string[] = [];

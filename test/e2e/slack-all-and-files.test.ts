@@ -63,7 +63,7 @@ describe('all at incident scale', () => {
 });
 
 describe('long lists as files', () => {
-  it('a 300-machine mac-diff: the message shows the head and the row count, the thread holds the whole table and the whole snippet', async () => {
+  it('a 300-machine mac-diff: the message counts the findings, the thread shows the table head and holds the whole table, snippet and evidence', async () => {
     const report = macDiff('site-c', 300);
     await notifier().postReports({ channel: 'C0OPS' }, [report]);
 
@@ -71,13 +71,17 @@ describe('long lists as files', () => {
     expect(message).toBeDefined();
     expect(checkMessage(message!)).toBeUndefined();
     const text = blocksText(message!.blocks ?? []).join('\n');
-    expect(text).toContain('the whole of it (300 rows) is in the file `site-c-table.txt` in the thread');
+    expect(text).toMatch(/…and \d+ more: `MAC_DRIFT` ×\d+/);
     expect(text).not.toContain('interface_macs = {');
+    const thread = blocksText(emulator.messages.filter((m) => m.threadTs === message!.ts).flatMap((m) => m.blocks ?? [])).join('\n');
+    expect(thread).toContain('table: the whole of it (300 rows) is in the file `site-c-table.txt` in this thread');
+    expect(thread).toMatch(/```\nHOSTNAME\s+STATE/);
 
     const files = emulator.files;
     expect(files.map((f) => [f.filename, f.channel, f.threadTs])).toEqual([
       ['site-c-table.txt', 'C0OPS', message!.ts],
       ['site-c-snippet.tf', 'C0OPS', message!.ts],
+      ['site-c-evidence.txt', 'C0OPS', message!.ts],
     ]);
     const table = files[0]!.content!.trimEnd().split('\n');
     expect(table).toHaveLength(301);
@@ -86,6 +90,8 @@ describe('long lists as files', () => {
     const snippet = (report.findings.at(-1)!.evidence as { snippet: string }).snippet;
     expect(files[1]!.content).toBe(`${snippet}\n`);
     expect(emulator.calls.map((c) => c.method).filter((m) => m.startsWith('files.'))).toEqual([
+      'files.getUploadURLExternal',
+      'files.completeUploadExternal',
       'files.getUploadURLExternal',
       'files.completeUploadExternal',
       'files.getUploadURLExternal',

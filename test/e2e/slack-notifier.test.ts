@@ -53,13 +53,15 @@ function manyFindings(n: number): Report {
 }
 
 describe('Slack notifier against the emulated Web API', () => {
-  it('posts a report with verdict-first fallback text and the finding codes in blocks, in a thread when asked', async () => {
+  it('posts a report with verdict-first fallback text and the finding codes in blocks, its evidence after it, in a thread when asked', async () => {
     await notifier().postReports({ channel: 'C0OPS', threadTs: '1700000000.000100' }, [emptyRecord]);
-    expect(emulator.messages).toHaveLength(1);
-    const [message] = emulator.messages;
+    expect(emulator.messages).toHaveLength(2);
+    const [message, evidence] = emulator.messages;
     expect(message).toMatchObject({ channel: 'C0OPS', threadTs: '1700000000.000100', ephemeral: false, via: 'chat.postMessage' });
     expect(message!.text).toBe('CRITICAL: prod-k8s.maas.example resolves to nothing');
     expect(JSON.stringify(message!.blocks)).toContain('`DNS_RECORD_EMPTY`');
+    expect(evidence).toMatchObject({ channel: 'C0OPS', threadTs: '1700000000.000100' });
+    expect(JSON.stringify(evidence!.blocks)).toContain('`DNS_RECORD_EMPTY` *critical* — prod-k8s.maas.example');
   });
 
   it('posts a 300-finding report that Slack accepts', async () => {
@@ -69,7 +71,11 @@ describe('Slack notifier against the emulated Web API', () => {
     const blocks = emulator.messages[0]!.blocks!;
     expect(blocks.length).toBeLessThanOrEqual(50);
     expect(checkBlocks(blocks)).toBeUndefined();
-    expect(JSON.stringify(blocks)).toMatch(/…and \d+ more findings: `MAC_DRIFT` ×\d+, `MAC_NOT_VIRSH` ×\d+/);
+    expect(JSON.stringify(blocks)).toMatch(/…and \d+ more: `MAC_DRIFT` ×\d+/);
+    // The whole of it is one click away: a thread reply Slack accepts, and the file it names.
+    const thread = emulator.messages.filter((m) => m.threadTs === emulator.messages[0]!.ts);
+    for (const m of thread) if (m.blocks) expect(checkBlocks(m.blocks)).toBeUndefined();
+    expect(thread.flatMap((m) => m.files ?? []).map((f) => f.filename)).toContain('site-b-evidence.txt');
   });
 
   it('waits as Retry-After asks on 429, then posts once', async () => {
@@ -77,9 +83,10 @@ describe('Slack notifier against the emulated Web API', () => {
     const { log, lines } = capturedLog();
     await notifier(log).postReports({ channel: 'C0OPS' }, [emptyRecord]);
     const posts = emulator.calls.filter((c) => c.method === 'chat.postMessage');
-    expect(posts.map((c) => c.status)).toEqual([429, 200]);
+    // The answer once, after the wait; then its evidence in its thread.
+    expect(posts.map((c) => c.status)).toEqual([429, 200, 200]);
     expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(1000);
-    expect(emulator.messages).toHaveLength(1);
+    expect(emulator.messages.filter((m) => !m.threadTs)).toHaveLength(1);
     expect(lines.some((l) => l.retryAfterSec === 1)).toBe(true);
   });
 
@@ -100,9 +107,10 @@ describe('Slack notifier against the emulated Web API', () => {
       ],
     };
     await notifier().postReports({ channel: 'C0OPS' }, [drift]);
-    const shown = JSON.stringify(emulator.messages[0]!.blocks);
-    expect(shown).toContain('seen by rack `site-b-rack`');
-    expect(shown).toContain('MAC `52:54:00:b0:00:01 → 52:54:00:81:40:17`');
+    const shown = JSON.stringify(emulator.messages[1]!.blocks);
+    expect(emulator.messages[1]!.threadTs).toBe(emulator.messages[0]!.ts);
+    expect(shown).toContain('• seen by rack: site-b-rack');
+    expect(shown).toContain('• MAC: 52:54:00:b0:00:01 → 52:54:00:81:40:17');
     for (const useless of ['live interface', 'discovery id', 'MTAuMjAu', 'interface id', 'last pxe event']) expect(shown).not.toContain(useless);
   });
 
@@ -120,7 +128,14 @@ describe('Slack notifier against the emulated Web API', () => {
   it("falls back to the command's response_url where the bot may not post", async () => {
     const responseUrl = emulator.responseUrlFor('C0PRIVATE', 'U0OPS1');
     await notifier().postReports({ channel: 'C0PRIVATE', user: 'U0OPS1', responseUrl }, [emptyRecord]);
-    expect(emulator.answersTo(responseUrl)).toEqual([expect.objectContaining({ channel: 'C0PRIVATE', ephemeral: false, text: 'CRITICAL: prod-k8s.maas.example resolves to nothing' })]);
+    // No thread to put the evidence in: the long form follows the short answer.
+    const answers = emulator.answersTo(responseUrl);
+    expect(answers).toEqual([
+      expect.objectContaining({ channel: 'C0PRIVATE', ephemeral: false, text: 'CRITICAL: prod-k8s.maas.example resolves to nothing' }),
+      expect.objectContaining({ channel: 'C0PRIVATE', ephemeral: false, text: 'CRITICAL: prod-k8s.maas.example resolves to nothing' }),
+    ]);
+    expect(JSON.stringify(answers[0]!.blocks)).not.toContain('_evidence:_');
+    expect(JSON.stringify(answers[1]!.blocks)).toContain('_evidence:_');
   });
 
   it('redacts secrets in everything it posts', async () => {

@@ -4,6 +4,7 @@ import { formatDuration } from '../../core/duration.ts';
 import type { Report, ReportKind, Status } from '../../core/report.ts';
 import { clipText, codeSpan, escapeMrkdwn, slackDate } from '../slack/mrkdwn.ts';
 import { renderReport } from '../slack/render.ts';
+import { ALERT_ACTIONS } from './alert-action-ids.ts';
 import type { AlertMember, AlertRecord, Silence } from './alert-record.ts';
 import type { AlertEvent, MemberChange } from './transition.ts';
 
@@ -13,7 +14,7 @@ export interface AlertMessage {
   blocks?: KnownBlock[];
 }
 
-export const ALERT_ACTIONS = { planFix: 'alert_plan_fix', recheck: 'alert_recheck', silence: 'alert_silence' } as const;
+export { ALERT_ACTIONS };
 
 const ICON: Record<Status, string> = { ok: ':white_check_mark:', warning: ':warning:', critical: ':red_circle:', error: ':x:' };
 const WORD: Record<Status, string> = { ok: 'OK', warning: 'WARNING', critical: 'CRITICAL', error: 'ERROR' };

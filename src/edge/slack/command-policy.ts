@@ -51,3 +51,10 @@ function permissionRefusal(policy: SlackPolicy, user: string, name: string, acce
   const who = allowed.slice(0, 5).map((u) => `<@${u}>`).join(', ');
   return `\`/maas ${name}\` changes things, and you do not have the repair permission (${key} in the bot's config). Ask one of ${who} to run it, or ask whoever runs the bot to add your Slack user id ${user}.`;
 }
+
+/** Whether this user may run repairs from Slack at all (any channel where /maas is enabled): the Plan button is shown to them. */
+export function mayRunRepairs(policy: SlackPolicy, user: string | undefined): boolean {
+  if (!user || (policy.operators && !policy.operators.includes(user))) return false;
+  const allowed = policy.permissions?.repairs;
+  return !allowed || allowed.includes(user);
+}

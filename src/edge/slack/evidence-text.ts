@@ -74,13 +74,14 @@ export function macChange(evidence: Record<string, unknown>): string | undefined
 
 function itemText(v: unknown): string {
   if (v === null || v === undefined) return 'none';
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
   if (typeof v !== 'object') return String(v);
   if (Array.isArray(v)) return v.map(itemText).join(' ');
   const r = v as Record<string, unknown>;
   const name = r.name ?? r.hostname ?? r.fqdn ?? r.id;
   const rest = Object.entries(r)
     .filter(([k, x]) => x !== name && x !== undefined && k !== 'name' && k !== 'hostname')
-    .map(([k, x]) => `${humanLabel(k)} ${typeof x === 'object' && x !== null ? itemText(x) : String(x)}`);
+    .map(([k, x]) => `${humanLabel(k)} ${itemText(x)}`);
   return name === undefined ? rest.join(', ') : `${String(name)}${rest.length ? ` (${rest.join(', ')})` : ''}`;
 }
 

@@ -6,7 +6,10 @@ import type { PlanMessageView } from '../../engine/repair/plan-view.ts';
 import type { Redactor } from '../../core/redact.ts';
 import type { Report } from '../../core/report.ts';
 import { renderSummary, summaryOrder } from './all-summary.ts';
-import { attachmentsFor, type FileAttachment } from './evidence-files.ts';
+import { answerWithEvidence } from './answer-with-evidence.ts';
+import { renderAnswer } from './answer-render.ts';
+import type { FileAttachment } from './evidence-files.ts';
+import { renderEvidence } from './evidence-thread.ts';
 import { createSlackGateway, type SlackGateway, type SlackMetrics } from './gateway.ts';
 import { slackErrorOf, type OutgoingMessage } from './message-budget.ts';
 import { toSlackText } from './mrkdwn.ts';
@@ -17,7 +20,7 @@ import { replaceRunningMessage } from './replace-running.ts';
 export type { SlackMetrics } from './gateway.ts';
 
 /** The notifier speaks through a gateway; tests and tools without one give its options instead. */
-export type SlackNotifierOptions =
+export type SlackNotifierOptions = (
   | { gateway: SlackGateway; log: Logger }
   | {
       token: string;
@@ -30,7 +33,11 @@ export type SlackNotifierOptions =
       metrics?: SlackMetrics;
       /** Least time between two messages to one channel; default 1100 ms. */
       threadIntervalMs?: number;
-    };
+    }
+) & {
+  /** Whether the requester may run repairs: their answer carries the button that plans one (absent: no button). */
+  mayRepair?: (user: string | undefined) => boolean;
+};
 
 /** Slack answers that no retry will change. */
 const PERMANENT = new Set([
@@ -125,12 +132,34 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     return post(target, message);
   }
 
-  /** One target: its message, its long lists as files in its thread. Several: a summary, then each failing target in the thread. */
+  const answerOptions = (target: ReplyTarget) => ({ repairButton: options.mayRepair?.(target.user) ?? false });
+
+  /**
+   * The evidence under a short answer, in its thread. Without a thread (answered through a
+   * response_url where the bot may not post) the long form follows as a message of its own.
+   */
+  async function postEvidence(target: ReplyTarget, thread: string | undefined, report: Report): Promise<void> {
+    const evidence = renderEvidence(report);
+    if (!evidence.messages.length && !evidence.files.length) return;
+    if (!thread) {
+      await inThread(target, `post the evidence of ${report.target}`, () => post({ ...target, replaceRunning: false }, renderReports([report])));
+      return;
+    }
+    const where = { channel: target.channel, threadTs: thread };
+    for (const message of evidence.messages) await inThread(where, `post the evidence of ${report.target}`, () => post(where, message));
+    await upload(where, thread, evidence.files);
+  }
+
+  /** One target: a short answer, its evidence in its thread. Several: a summary, then each failing target in the thread. */
   async function postReports(target: ReplyTarget, reports: Report[]): Promise<void> {
     if (reports.length <= 1) {
-      const ts = await first(target, renderReports(reports));
-      const thread = target.threadTs ?? ts;
-      if (thread) await upload(target, thread, reports.flatMap(attachmentsFor));
+      const [report] = reports;
+      if (!report) {
+        await first(target, renderReports(reports));
+        return;
+      }
+      const ts = await first(target, renderAnswer(report, answerOptions(target)));
+      await postEvidence(target, target.threadTs ?? ts, report);
       return;
     }
     const summary = renderSummary(reports);
@@ -142,8 +171,9 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     const where = { channel: target.channel, threadTs: thread };
     // Paced by the gateway: about one reply a second in the channel.
     for (const report of summaryOrder(reports).filter((r) => r.status !== 'ok')) {
-      await inThread(where, `post the details of ${report.target}`, () => post(where, renderReports([report]), true));
-      await upload(where, thread, attachmentsFor(report));
+      const details = answerWithEvidence(renderAnswer(report, { ...answerOptions(target), evidenceNote: 'the evidence follows' }), renderEvidence(report));
+      for (const message of details.messages) await inThread(where, `post the details of ${report.target}`, () => post(where, message, true));
+      await upload(where, thread, details.files);
     }
   }
 

@@ -1,0 +1,122 @@
+/**
+ * How long the lab's Slack messages are: for every message the lab posts in a channel (not in a
+ * thread) and every edit of one, the main message's length in lines and characters as a reader
+ * sees it (lab/transcript.ts blocksText: date tokens read as their fallback, buttons as one line),
+ * and how many thread replies and files the step added.
+ *
+ *   node --import tsx bench/message-lengths.ts --json after.json
+ *   node --import tsx bench/message-lengths.ts --json after.json --before before.json --doc docs/message-lengths.md
+ *
+ * `--before` is the same script's JSON from an earlier commit; with `--doc` the two go side by side
+ * in a table, matched by step and by the message's place in the step.
+ * Env: REDIS_URL (default redis://127.0.0.1:6379; loopback only, as the lab).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { runLab } from '../lab/run-lab.ts';
+import type { LabStep } from '../lab/lab-script.ts';
+import { LAB_CHANNELS } from '../lab/lab-world.ts';
+import type { SlackEmulator } from '../lab/slack-emulator/index.ts';
+import { blocksText } from '../lab/transcript.ts';
+
+export interface MessageLength {
+  /** `3:1`: the step's number and the message's place among the step's top-level messages. */
+  key: string;
+  step: string;
+  what: string;
+  lines: number;
+  chars: number;
+  /** Thread replies and files the step posted. */
+  threadPosts: number;
+}
+
+function stepLabel(step: LabStep): string {
+  return step.kind === 'command' ? `/maas ${step.text}` : `${step.user} clicks ${step.button}`;
+}
+
+const CHANNEL_NAME: Record<string, string> = { [LAB_CHANNELS.ops]: '#ops', [LAB_CHANNELS.alerts]: '#alerts' };
+
+function measure(content: { text: string; blocks?: unknown[] }): { lines: number; chars: number } {
+  const lines = content.blocks?.length ? blocksText(content.blocks) : content.text.split('\n');
+  return { lines: lines.length, chars: lines.join('\n').length };
+}
+
+function stepRows(step: LabStep, index: number, emulator: SlackEmulator, fromSeq: number, toSeq: number): MessageLength[] {
+  const within = (seq: number) => seq >= fromSeq && seq < toSeq;
+  const states: { seq: number; what: string; content: { text: string; blocks?: unknown[] } }[] = [];
+  let threadPosts = 0;
+  for (const m of emulator.messages) {
+    if (m.threadTs) {
+      if (within(m.seq)) threadPosts += 1 + (m.files?.length ?? 0);
+      continue;
+    }
+    const where = `${CHANNEL_NAME[m.channel] ?? m.channel}${m.ephemeral ? ', ephemeral' : ''}`;
+    if (within(m.seq)) states.push({ seq: m.seq, what: `posted in ${where}`, content: m.original });
+    for (const u of m.updates) if (within(u.seq)) states.push({ seq: u.seq, what: `${u.via === 'response_url' ? 'replaced' : 'edited'} in ${where}`, content: u });
+  }
+  return states
+    .sort((a, b) => a.seq - b.seq)
+    .map((s, i) => ({ key: `${index + 1}:${i + 1}`, step: stepLabel(step), what: s.what, ...measure(s.content), threadPosts: i === 0 ? threadPosts : 0 }));
+}
+
+async function collect(): Promise<MessageLength[]> {
+  const rows: MessageLength[] = [];
+  let previous: { step: LabStep; index: number; fromSeq: number } | undefined;
+  const flush = (emulator: SlackEmulator, toSeq: number) => {
+    if (previous) rows.push(...stepRows(previous.step, previous.index, emulator, previous.fromSeq, toSeq));
+  };
+  let last: SlackEmulator | undefined;
+  const code = await runLab({ env: process.env, out: () => undefined, err: (s) => process.stderr.write(`${s}\n`) }, (step, index, emulator, fromSeq) => {
+    flush(emulator, fromSeq);
+    previous = { step, index, fromSeq };
+    last = emulator;
+  });
+  if (code !== 0) throw new Error(`the lab failed (exit ${code})`);
+  if (last) flush(last, Number.POSITIVE_INFINITY);
+  return rows;
+}
+
+function table(after: readonly MessageLength[], before: readonly MessageLength[]): string {
+  const old = new Map(before.map((r) => [r.key, r]));
+  const head = ['| # | step | message | before: lines | before: chars | after: lines | after: chars | after: thread posts |', '|---|---|---|---:|---:|---:|---:|---:|'];
+  const keys = [...new Set([...before.map((r) => r.key), ...after.map((r) => r.key)])].sort(byKey);
+  const now = new Map(after.map((r) => [r.key, r]));
+  const rows = keys.map((k) => {
+    const a = now.get(k);
+    const b = old.get(k);
+    const cell = (n: number | undefined) => (n === undefined ? '—' : String(n));
+    return `| ${k} | \`${(a ?? b)!.step}\` | ${(a ?? b)!.what} | ${cell(b?.lines)} | ${cell(b?.chars)} | ${cell(a?.lines)} | ${cell(a?.chars)} | ${cell(a?.threadPosts)} |`;
+  });
+  const sum = (rs: readonly MessageLength[], f: (r: MessageLength) => number) => rs.reduce((n, r) => n + f(r), 0);
+  const max = (rs: readonly MessageLength[], f: (r: MessageLength) => number) => rs.reduce((n, r) => Math.max(n, f(r)), 0);
+  const total = `| | **all** | total (longest) | ${sum(before, (r) => r.lines)} (${max(before, (r) => r.lines)}) | ${sum(before, (r) => r.chars)} (${max(before, (r) => r.chars)}) | ${sum(after, (r) => r.lines)} (${max(after, (r) => r.lines)}) | ${sum(after, (r) => r.chars)} (${max(after, (r) => r.chars)}) | ${sum(after, (r) => r.threadPosts)} |`;
+  return [...head, ...rows, total].join('\n');
+}
+
+function byKey(a: string, b: string): number {
+  const [sa, ia] = a.split(':').map(Number);
+  const [sb, ib] = b.split(':').map(Number);
+  return sa! - sb! || ia! - ib!;
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const rows = await collect();
+  const json = arg('--json');
+  if (json) writeFileSync(json, JSON.stringify(rows, null, 2) + '\n');
+  const beforePath = arg('--before');
+  const doc = arg('--doc');
+  if (beforePath && doc) {
+    const before = JSON.parse(readFileSync(beforePath, 'utf8')) as MessageLength[];
+    const text = readFileSync(doc, 'utf8');
+    const marker = '<!-- message-lengths table -->';
+    const [intro] = text.split(marker);
+    writeFileSync(doc, `${intro}${marker}\n${table(rows, before)}\n`);
+  }
+  for (const r of rows) process.stdout.write(`${r.key}\t${r.lines}\t${r.chars}\t${r.threadPosts}\t${r.step} (${r.what})\n`);
+}
+
+await main();

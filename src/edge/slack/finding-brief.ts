@@ -1,0 +1,48 @@
+import type { Finding } from '../../core/report.ts';
+
+/**
+ * A finding in one short line for the main message: its sentence up to the first `: ` or `; `
+ * outside brackets (the rest, the why, is in the thread), two clauses when the first only names
+ * the subject, at most MAX_WORDS words with the code and subject counted.
+ */
+export const MAX_WORDS = 25;
+const SHORT_CLAUSE_WORDS = 5;
+/** A subject longer than this (a container image) is left to the thread: the brief names it in words. */
+const MAX_SUBJECT = 48;
+
+export function clauses(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '(' || c === '[') depth += 1;
+    else if ((c === ')' || c === ']') && depth > 0) depth -= 1;
+    else if (depth === 0 && (c === ':' || c === ';') && text[i + 1] === ' ') {
+      out.push(text.slice(start, i));
+      start = i + 2;
+    }
+  }
+  out.push(text.slice(start));
+  return out.map((s) => s.trim()).filter(Boolean);
+}
+
+export function words(text: string): string[] {
+  return text.split(/\s+/).filter(Boolean);
+}
+
+/** At most `max` words, with an ellipsis when cut. */
+export function clipWords(text: string, max: number): string {
+  const all = words(text);
+  return all.length <= max ? all.join(' ') : `${all.slice(0, Math.max(1, max)).join(' ')}…`;
+}
+
+/** The subject (when the sentence does not name it) and the sentence's first clause: plain text, not escaped. */
+export function findingBrief(f: Pick<Finding, 'code' | 'subject' | 'summary'>): { subject?: string; brief: string } {
+  const parts = clauses(f.summary);
+  let brief = parts[0] ?? f.summary;
+  if (parts.length > 1 && (words(brief).length < SHORT_CLAUSE_WORDS || brief.startsWith(f.subject))) brief = `${brief}: ${parts[1]}`;
+  const named = brief.includes(f.subject) || f.subject.length > MAX_SUBJECT;
+  const room = MAX_WORDS - 1 - (named ? 0 : words(f.subject).length);
+  return { ...(named ? {} : { subject: f.subject }), brief: clipWords(brief, room) };
+}
