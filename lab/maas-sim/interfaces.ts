@@ -9,7 +9,7 @@ import { MAC_FIELD_RE, normaliseMac } from './scenario.ts';
 import { everyInterface } from './scenario-lookups.ts';
 import { versionAtLeast } from '../../src/adapters/maas/maas-version.ts';
 import type { SimInterface, SimMachine } from './scenario.ts';
-import { conflict, forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { DEFAULT_SIM_VERSION, conflict, forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 /** api/interfaces.py ALLOWED_STATES plus the Deployed extra state of `update`; NEW joined ALLOWED_STATES in 3.3 (LP #1990383). */
 const EDITABLE: ReadonlySet<number> = new Set([
@@ -29,7 +29,7 @@ function editable(ctx: SimContext, status: number): boolean {
 }
 
 export function simVersion(ctx: SimContext): string {
-  return ctx.state.version ?? '3.5.0';
+  return ctx.state.version ?? DEFAULT_SIM_VERSION;
 }
 
 export function listInterfaces(ctx: SimContext, systemId: string): SimResponse {

@@ -34,7 +34,7 @@ export function getIpRange(ctx: SimContext, id: string): SimResponse {
 export function updateIpRange(ctx: SimContext, req: SimRequest, id: string): SimResponse {
   const r = ctx.state.ipranges?.find((x) => String(x.id) === id);
   if (!r) return notFound('IPRange');
-  if (ctx.state.userIsAdmin === false && r.user !== ctx.state.user) return text(403, "Unable to modify IP range. You don't own the IP range.");
+  if (!ctx.caller.isAdmin && r.user !== ctx.caller.username) return text(403, "Unable to modify IP range. You don't own the IP range.");
   const comment = lastValue(req.form, 'comment');
   if (comment !== undefined) r.comment = comment;
   const start = lastValue(req.form, 'start_ip');

@@ -98,7 +98,7 @@ export function markBroken(ctx: SimContext, req: SimRequest, systemId: string): 
   const m = findMachine(ctx, systemId);
   if (!m) return notFound('Machine');
   // api/machines.py mark_broken: get_node_or_404(NodePermission.edit) refuses a locked node, then `node.owner_id != request.user.id` → 403.
-  if (m.locked || m.owner !== ctx.state.user) return forbidden();
+  if (m.locked || m.owner !== ctx.caller.username) return forbidden();
   const before = m.status;
   if (RELEASABLE.has(before)) {
     m.power_state = 'off';
@@ -143,7 +143,7 @@ export function commission(ctx: SimContext, systemId: string): SimResponse {
   if (!COMMISSIONABLE.has(m.status)) return invalid({ __all__: ['Commission is not available because of the current state of the node.'] });
   m.previous_status = m.status;
   m.status = NODE_STATUS.COMMISSIONING;
-  m.owner = ctx.state.user;
+  m.owner = ctx.caller.username;
   m.error_description = '';
   m.commissioning = { startedAt: ctx.now(), bootMacKnown: bootMacKnown(m) };
   return ok(machineJson(ctx.state, m));
@@ -180,6 +180,8 @@ function finishCommissioning(m: SimMachine, status: number, error: string): void
   m.previous_status = m.status;
   m.status = status;
   m.error_description = error;
+  // The status event MAAS logs (models/node.py status_message: "type - description").
+  m.status_message = status === NODE_STATUS.READY ? 'Ready' : `Failed commissioning - ${error}`;
   m.commissioning = null;
   if (status === NODE_STATUS.READY) m.owner = null;
 }
@@ -192,7 +194,7 @@ function finishCommissioning(m: SimMachine, status: number, error: string): void
 export function setLocked(ctx: SimContext, systemId: string, locked: boolean): SimResponse {
   const m = findMachine(ctx, systemId);
   if (!m) return notFound('Machine');
-  if (!isAdmin(ctx) && m.owner !== null && m.owner !== ctx.state.user) return forbidden();
+  if (!isAdmin(ctx) && m.owner !== null && m.owner !== ctx.caller.username) return forbidden();
   if (m.locked === locked) return conflict(locked ? 'Machine is already locked' : 'Machine is not locked');
   if (locked && m.status !== NODE_STATUS.DEPLOYED && m.status !== NODE_STATUS.DEPLOYING) {
     return conflict("Can't lock, node is not deployed or deploying");

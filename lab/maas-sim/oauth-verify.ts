@@ -1,14 +1,19 @@
 /**
  * OAuth 1.0a verification as MAAS does it (canonical/maas src/maasserver/api/auth.py, on piston3's
  * OAuth server): PLAINTEXT and HMAC-SHA1, consumer secret empty, the key `consumer:token:secret`.
+ * Errors are piston3's OAuthError messages as api/auth.py OAuthUnauthorized wraps them
+ * ("Authorization Error: %r"); the wording is the recorded region's (test/fixtures/maas-3.4.10).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export type AuthOutcome = { ok: true; consumerKey: string } | { ok: false; status: 400 | 401; message: string };
+export type AuthOutcome = { ok: true; consumerKey: string; tokenKey: string; nonce: string; timestamp: number } | { ok: false; status: 400 | 401; message: string };
 
 const REQUIRED = ['oauth_consumer_key', 'oauth_token', 'oauth_signature', 'oauth_signature_method', 'oauth_timestamp', 'oauth_nonce'];
 
 export const INVALID_API_KEY = 'Authorization Error: Invalid API key.';
+
+/** piston3 OAuthServer.timestamp_threshold, which maasserver/nonces_cleanup.py reuses: 300 s. */
+export const TIMESTAMP_THRESHOLD_S = 300;
 
 interface KeyParts {
   consumerKey: string;
@@ -26,7 +31,19 @@ export interface SignedRequest {
   authorization: string | undefined;
 }
 
-export function verifyOAuth(request: SignedRequest, apiKeys: string[]): AuthOutcome {
+export interface VerifyOptions {
+  /** The region's clock, in seconds. */
+  nowS: number;
+  /** Nonces of requests that succeeded (`consumer token timestamp nonce`): each is refused once spent. */
+  spentNonces: ReadonlySet<string>;
+}
+
+/** The key a spent nonce is kept under (piston3's Nonce model: consumer, token, timestamp, nonce). */
+export function nonceKey(outcome: { consumerKey: string; tokenKey: string; timestamp: number; nonce: string }): string {
+  return `${outcome.consumerKey} ${outcome.tokenKey} ${outcome.timestamp} ${outcome.nonce}`;
+}
+
+export function verifyOAuth(request: SignedRequest, apiKeys: string[], options: VerifyOptions = { nowS: Date.now() / 1000, spentNonces: new Set() }): AuthOutcome {
   const params = parseAuthorization(request.authorization);
   if (!params || REQUIRED.some((name) => params[name] === undefined)) return { ok: false, status: 401, message: INVALID_API_KEY };
   if (!/^-?\d+$/.test(params.oauth_timestamp ?? '')) {
@@ -42,15 +59,38 @@ export function verifyOAuth(request: SignedRequest, apiKeys: string[]): AuthOutc
   const key = forConsumer.find((k) => k.tokenKey === params.oauth_token);
   if (!key) return { ok: false, status: 401, message: `Authorization Error: 'Invalid access token: ${params.oauth_token}'` };
 
+  // piston3 OAuthServer._check_timestamp, then _check_nonce, then the signature (rows old-timestamp, replay-2-same-nonce).
+  const timestamp = Number(params.oauth_timestamp);
+  const nowS = Math.floor(options.nowS);
+  if (Math.abs(nowS - timestamp) > TIMESTAMP_THRESHOLD_S) {
+    return {
+      ok: false,
+      status: 401,
+      message: `Authorization Error: 'Expired timestamp: given ${timestamp} and now ${nowS} has a greater difference than threshold ${TIMESTAMP_THRESHOLD_S}'`,
+    };
+  }
+  const nonce = params.oauth_nonce ?? '';
+  if (options.spentNonces.has(nonceKey({ consumerKey: key.consumerKey, tokenKey: key.tokenKey, timestamp, nonce }))) {
+    return { ok: false, status: 401, message: `Authorization Error: 'Nonce already used: ${nonce}'` };
+  }
+
   const method = params.oauth_signature_method;
   let expected: string;
-  if (method === 'PLAINTEXT') expected = signingKey(key);
-  else if (method === 'HMAC-SHA1') expected = hmacSignature(request, params, key);
-  else {
+  let baseString: string;
+  if (method === 'PLAINTEXT') {
+    expected = signingKey(key);
+    baseString = expected;
+  } else if (method === 'HMAC-SHA1') {
+    baseString = hmacBaseString(request, params);
+    expected = createHmac('sha1', signingKey(key)).update(baseString).digest('base64');
+  } else {
     return { ok: false, status: 401, message: `Authorization Error: 'Signature method ${method} not supported try one of the following: HMAC-SHA1, PLAINTEXT'` };
   }
-  if (!sameText(expected, params.oauth_signature ?? '')) return { ok: false, status: 401, message: "Authorization Error: 'Invalid signature.'" };
-  return { ok: true, consumerKey: key.consumerKey };
+  // piston3 names the base string it expected; for PLAINTEXT that is `&` + the real token secret (row wrong-secret).
+  if (!sameText(expected, params.oauth_signature ?? '')) {
+    return { ok: false, status: 401, message: `Authorization Error: 'Invalid signature. Expected signature base string: ${baseString}'` };
+  }
+  return { ok: true, consumerKey: key.consumerKey, tokenKey: key.tokenKey, nonce, timestamp };
 }
 
 /** `OAuth k="v", k2="v2"` as MAAS's parse_auth_params reads it, values percent-decoded. */
@@ -84,7 +124,7 @@ function signingKey(key: KeyParts): string {
   return `&${percentEncode(key.tokenSecret)}`;
 }
 
-function hmacSignature(request: SignedRequest, oauthParams: Record<string, string>, key: KeyParts): string {
+function hmacBaseString(request: SignedRequest, oauthParams: Record<string, string>): string {
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(oauthParams)) {
     if (name.startsWith('oauth_') && name !== 'oauth_signature') pairs.push([name, value]);
@@ -94,8 +134,7 @@ function hmacSignature(request: SignedRequest, oauthParams: Record<string, strin
   const encoded = pairs.map(([n, v]) => [percentEncode(n), percentEncode(v)] as const);
   encoded.sort(([an, av], [bn, bv]) => (an < bn ? -1 : an > bn ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
   const parameterString = encoded.map(([n, v]) => `${n}=${v}`).join('&');
-  const base = [request.method.toUpperCase(), percentEncode(request.baseUrl), percentEncode(parameterString)].join('&');
-  return createHmac('sha1', signingKey(key)).update(base).digest('base64');
+  return [request.method.toUpperCase(), percentEncode(request.baseUrl), percentEncode(parameterString)].join('&');
 }
 
 function sameText(a: string, b: string): boolean {

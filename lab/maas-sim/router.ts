@@ -71,7 +71,7 @@ const ROUTES: Route[] = [
   {
     pattern: ['users', ''],
     handlers: {
-      'GET whoami': (ctx) => ok({ username: ctx.state.user, email: `${ctx.state.user}@maas.example`, is_local: true, is_superuser: ctx.state.userIsAdmin !== false }),
+      'GET whoami': (ctx) => ok({ username: ctx.caller.username, email: `${ctx.caller.username}@maas.example`, is_local: true, is_superuser: ctx.caller.isAdmin }),
     },
   },
   { pattern: ['discovery', ''], handlers: { GET: listDiscoveries, 'GET by_unknown_mac': unknownMacDiscoveries } },

@@ -46,6 +46,8 @@ export interface SimMachine {
   interfaces: SimInterface[];
   boot_interface_id: number | null;
   error_description: string;
+  /** node.status_message(): the newest INFO-or-higher event as `type - description`; null without one. */
+  status_message?: string | null;
   osystem: string;
   distro_series: string;
   architecture: string;

@@ -4,14 +4,14 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyOAuth } from './oauth-verify.ts';
+import { nonceKey, parseAuthorization, verifyOAuth } from './oauth-verify.ts';
 import { API_PATH } from './render.ts';
 import { configureDhcp } from './dhcp.ts';
 import { route } from './router.ts';
 import { scenario as normaliseScenario, type MaasScenario } from './scenario.ts';
 import { advanceCommissioning } from './machines.ts';
 import { simVersion } from './interfaces.ts';
-import { ok, type SimContext, type SimRequest, type SimResponse, type SimRules, type SimTiming } from './sim-http.ts';
+import { ok, text, type SimContext, type SimRequest, type SimResponse, type SimRules, type SimTiming } from './sim-http.ts';
 
 export interface MaasSimCall {
   method: string;
@@ -23,6 +23,8 @@ export interface MaasSimCall {
   form: Record<string, string[]>;
   /** The status answered; 0 while the answer is pending or when the connection was dropped. */
   status: number;
+  /** The request's oauth_nonce, when it was signed. */
+  nonce?: string;
 }
 
 export interface MaasFault {
@@ -32,16 +34,27 @@ export interface MaasFault {
   body?: unknown;
   /** Destroy the connection without answering. */
   drop?: boolean;
+  /** Carry the request out (state changed, nonce spent), then destroy the connection: the answer is lost. */
+  dropAfterCommit?: boolean;
   /** How many matching requests get the fault. */
   count: number;
   /** Tested against the path with its query (`/MAAS/api/2.0/machines/?op=power_parameters`); absent = every request. */
   path?: RegExp;
 }
 
+/** Another MAAS user, with keys of its own (the scenario's user holds `apiKeys`). */
+export interface SimUser {
+  username: string;
+  isAdmin: boolean;
+  apiKeys: string[];
+}
+
 export interface MaasSimulatorOptions {
   scenario: MaasScenario;
-  /** The keys (`consumer_key:token_key:token_secret`) it accepts, all belonging to `scenario.user`. */
+  /** The keys (`consumer_key:token_key:token_secret`) it accepts for `scenario.user`. */
   apiKeys: string[];
+  /** Other users and their keys: each request is answered as the user whose key signed it. */
+  users?: SimUser[];
   /** Loopback only; default 127.0.0.1. */
   host?: string;
   port?: number;
@@ -51,6 +64,8 @@ export interface MaasSimulatorOptions {
   timing?: Partial<SimTiming>;
   /** MAAS's clock in ms (default Date.now): a test's fake clock lets MAAS's 30 minutes pass at once. */
   clock?: () => number;
+  /** How far the region's wall clock is from this host's (OAuth timestamps and the Date header), ms. Default 0. */
+  wallClockOffsetMs?: number;
 }
 
 export interface MaasSimulator {
@@ -65,6 +80,8 @@ export interface MaasSimulator {
   /** Drops every fault not yet served. */
   clearFaults(): void;
   setLatency(ms: number): void;
+  /** Moves the region's wall clock (what OAuth timestamps are checked against and the Date header says). */
+  setWallClockOffset(ms: number): void;
   resetCalls(): void;
   close(): Promise<void>;
 }
@@ -72,8 +89,10 @@ export interface MaasSimulator {
 export async function startMaasSimulator(options: MaasSimulatorOptions): Promise<MaasSimulator> {
   const host = options.host ?? '127.0.0.1';
   if (!/^127\.\d+\.\d+\.\d+$/.test(host)) throw new Error(`the MAAS simulator listens on loopback only, not ${host}`);
+  const state = normaliseScenario(options.scenario);
   const ctx: SimContext = {
-    state: normaliseScenario(options.scenario),
+    state,
+    caller: { username: state.user, isAdmin: state.userIsAdmin !== false },
     rules: { subnetOmittedFlags: 'keep', ...options.rules },
     timing: { commissioningMs: 0, nodeTimeoutMinutes: 30, statusMonitor: true, ...options.timing },
     now: options.clock ?? Date.now,
@@ -83,6 +102,12 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
   const faults: MaasFault[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let latencyMs = options.latencyMs ?? 0;
+  let wallClockOffsetMs = options.wallClockOffsetMs ?? 0;
+  const spentNonces = new Set<string>();
+  const keys: KeyTable = {
+    all: [...options.apiKeys, ...(options.users ?? []).flatMap((u) => u.apiKeys)],
+    userOf: (consumerKey) => options.users?.find((u) => u.apiKeys.some((k) => k.split(':')[0] === consumerKey)),
+  };
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -108,6 +133,8 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
     const op = url.searchParams.get('op') ?? form.get('op') ?? undefined;
     const call: MaasSimCall = { method, path: url.pathname, query: toRecord(url.searchParams), form: toRecord(form), status: 0 };
     if (op !== undefined) call.op = op;
+    const nonce = parseAuthorization(req.headers.authorization)?.oauth_nonce;
+    if (nonce !== undefined) call.nonce = nonce;
     calls.push(call);
 
     if (latencyMs > 0) await wait(latencyMs);
@@ -116,16 +143,23 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
       req.socket.destroy();
       return;
     }
-    const answer: SimResponse = fault?.status
-      ? faultAnswer(fault.status, fault.body)
-      : answerApi(ctx, options.apiKeys, { method, url, form, op, authorization: req.headers.authorization });
-    call.status = answer.status;
-    send(res, answer);
+    const wallNow = Date.now() + wallClockOffsetMs;
+    const answered = fault?.status && !fault.dropAfterCommit
+      ? { answer: faultAnswer(fault.status, fault.body) }
+      : answerApi(ctx, keys, { method, url, form, op, authorization: req.headers.authorization, nowS: wallNow / 1000, spentNonces });
+    // piston3 stores the nonce in the request's transaction: a request that ended in an error rolled it back (rows 403-attempt-2-same-header, 500-attempt-2-same-header).
+    if (answered.nonce && answered.answer.status < 400) spentNonces.add(answered.nonce);
+    if (fault?.dropAfterCommit) {
+      req.socket.destroy();
+      return;
+    }
+    call.status = answered.answer.status;
+    send(res, answered.answer, new Date(wallNow));
   }
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, { status: 500, text: `simulator error: ${String(err)}` });
+      if (!res.headersSent) send(res, { status: 500, text: `simulator error: ${String(err)}` }, new Date());
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -154,6 +188,9 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
     setLatency(ms) {
       latencyMs = ms;
     },
+    setWallClockOffset(ms) {
+      wallClockOffsetMs = ms;
+    },
     resetCalls() {
       calls.length = 0;
     },
@@ -166,21 +203,37 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
   };
 }
 
-function answerApi(
-  ctx: SimContext,
-  apiKeys: string[],
-  r: { method: string; url: URL; form: URLSearchParams; op: string | undefined; authorization: string | undefined },
-): SimResponse {
-  if (!r.url.pathname.startsWith(API_PATH)) return { status: 404, text: 'Not Found' };
+interface KeyTable {
+  all: string[];
+  /** The other user a consumer key belongs to; undefined: the scenario's user. */
+  userOf: (consumerKey: string) => SimUser | undefined;
+}
+
+interface ApiRequest {
+  method: string;
+  url: URL;
+  form: URLSearchParams;
+  op: string | undefined;
+  authorization: string | undefined;
+  nowS: number;
+  spentNonces: ReadonlySet<string>;
+}
+
+function answerApi(ctx: SimContext, keys: KeyTable, r: ApiRequest): { answer: SimResponse; nonce?: string } {
+  if (!r.url.pathname.startsWith(API_PATH)) return { answer: { status: 404, text: 'Not Found' } };
   // api/version.py VersionHandler is an AnonymousOperationsHandler.
   if (r.url.pathname === `${API_PATH}version/` && r.method === 'GET') {
-    return ok({ capabilities: ['networks-management', 'static-ipaddresses', 'authenticate-api'], version: simVersion(ctx), subversion: '' });
+    return { answer: ok({ capabilities: ['networks-management', 'static-ipaddresses', 'authenticate-api'], version: simVersion(ctx), subversion: '' }) };
   }
+  if (r.authorization === undefined) return { answer: anonymousAnswer(r) };
   const auth = verifyOAuth(
     { method: r.method, baseUrl: `${r.url.protocol}//${r.url.host}${r.url.pathname}`, query: r.url.searchParams, form: r.form, authorization: r.authorization },
-    apiKeys,
+    keys.all,
+    { nowS: r.nowS, spentNonces: r.spentNonces },
   );
-  if (!auth.ok) return { status: auth.status, text: auth.message };
+  if (!auth.ok) return { answer: { status: auth.status, text: auth.message, contentType: 'text/html; charset=utf-8' } };
+  const other = keys.userOf(auth.consumerKey);
+  const caller = other ? { username: other.username, isAdmin: other.isAdmin } : { username: ctx.state.user, isAdmin: ctx.state.userIsAdmin !== false };
   const request: SimRequest = {
     method: r.method,
     segments: r.url.pathname.slice(API_PATH.length).split('/'),
@@ -189,7 +242,17 @@ function answerApi(
     op: r.op,
   };
   advanceCommissioning(ctx);
-  return route(ctx, request);
+  return { answer: route({ ...ctx, caller }, request), nonce: nonceKey(auth) };
+}
+
+/**
+ * No Authorization header: machines/ has an anonymous handler without `read` (api/machines.py
+ * AnonMachinesHandler), so a GET is piston's 400 "Unrecognised signature"; elsewhere
+ * MAASAPIAuthentication.challenge answers rc.FORBIDDEN, a 401 "Forbidden" (rows machines-anon, whoami).
+ */
+function anonymousAnswer(r: ApiRequest): SimResponse {
+  if (r.url.pathname === `${API_PATH}machines/`) return text(400, `Unrecognised signature: method=${r.method} op=${r.op ?? 'None'}`);
+  return { status: 401, text: 'Forbidden', contentType: 'text/plain' };
 }
 
 function faultAnswer(status: number, body: unknown): SimResponse {
@@ -197,14 +260,26 @@ function faultAnswer(status: number, body: unknown): SimResponse {
   return typeof body === 'string' ? { status, text: body } : { status, json: body };
 }
 
-function send(res: ServerResponse, answer: SimResponse): void {
+function send(res: ServerResponse, answer: SimResponse, date: Date): void {
+  res.setHeader('date', date.toUTCString());
   if (answer.json !== undefined) {
     res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8' });
-    res.end(JSON.stringify(answer.json));
+    // MAAS's emitter indents answers by four (the recorded ones are that size: about 13 KB a
+    // machine); a validation error is Python's json.dumps, on one line (row machines-filter).
+    res.end(answer.status < 300 ? JSON.stringify(answer.json, null, 4) : pythonJson(answer.json));
   } else {
-    res.writeHead(answer.status, { 'content-type': 'text/plain; charset=utf-8' });
+    res.writeHead(answer.status, { 'content-type': answer.contentType ?? 'text/plain; charset=utf-8' });
     res.end(answer.text ?? '');
   }
+}
+
+/** json.dumps with Python's default separators (", " and ": "). */
+function pythonJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`).join(', ')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

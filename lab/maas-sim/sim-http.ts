@@ -16,6 +16,8 @@ export interface SimResponse {
   /** JSON-serialisable value, or text sent as text/plain. */
   json?: unknown;
   text?: string;
+  /** For `text`; default text/plain. MAAS's OAuth errors are text/html (piston3 send_oauth_error). */
+  contentType?: string;
 }
 
 export interface SimRules {
@@ -39,13 +41,24 @@ export interface SimTiming {
   statusMonitor: boolean;
 }
 
+/** The MAAS user whose key signed the request being answered. */
+export interface SimCaller {
+  username: string;
+  isAdmin: boolean;
+}
+
 export interface SimContext {
   state: MaasScenario;
+  /** Who is asking; set per request (the scenario's user unless another user's key signed it). */
+  caller: SimCaller;
   rules: SimRules;
   timing: SimTiming;
   /** The simulator's clock (ms); tests give a fake one so that MAAS's 30 minutes pass at once. */
   now: () => number;
 }
+
+/** The MAAS version a scenario without one answers as. */
+export const DEFAULT_SIM_VERSION = '3.5.0';
 
 export const ok = (json: unknown): SimResponse => ({ status: 200, json });
 export const text = (status: number, body: string): SimResponse => ({ status, text: body });
@@ -59,7 +72,7 @@ export const forbidden = (): SimResponse => text(403, '');
 /** api/support.py admin_method: PermissionDenied(METHOD_RESERVED_ADMIN). */
 export const adminOnly = (): SimResponse => text(403, 'This method is reserved for admin users.');
 /** Only superusers (no RBAC): auth/local.py grants NodePermission.admin on machines, interfaces, DNS resources and subnets to them alone. */
-export const isAdmin = (ctx: SimContext): boolean => ctx.state.userIsAdmin !== false;
+export const isAdmin = (ctx: SimContext): boolean => ctx.caller.isAdmin;
 
 /** The last value of a form field, as Django's QueryDict.get returns it. */
 export function lastValue(form: URLSearchParams, name: string): string | undefined {

@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { dhcpFieldsChanged, rewriteAfterTrigger, subnetEditRewritesDhcp } from './dhcp.ts';
 import { simVersion } from './interfaces.ts';
+import { versionAtLeast } from '../../src/adapters/maas/maas-version.ts';
 import { subnetJson } from './render.ts';
 import { forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
@@ -14,14 +15,28 @@ export function getSubnet(ctx: SimContext, id: string): SimResponse {
   return s ? ok(subnetJson(s)) : notFound('Subnet');
 }
 
-/** SubnetForm.clean: "true", "t" and "1" (any case) are true; anything else is false. */
-function truthy(value: string): boolean {
+/**
+ * Django's BooleanField through CheckboxInput.value_from_datadict (django/forms/widgets.py): "false"
+ * (any case) and "" are false, every other value true, so "0" and "off" turn a flag ON (3.4.10 rows
+ * bool-0, bool-off, managed-0, bool-false-word, bool-empty).
+ */
+function djangoBoolean(value: string): boolean {
+  return value !== '' && value.toLowerCase() !== 'false';
+}
+
+/** 3.5.0+ SubnetForm.clean reads allow_dns / allow_proxy itself: "true", "t" and "1" (any case) are true, anything else false. */
+function subnetFormTruthy(value: string): boolean {
   return ['true', 't', '1'].includes(value.toLowerCase());
+}
+
+/** How this region's SubnetForm reads a flag (forms/subnet.py): managed is a BooleanField in every version. */
+function flagReader(ctx: SimContext, name: string): (value: string) => boolean {
+  return name !== 'managed' && versionAtLeast(simVersion(ctx), 3, 5) ? subnetFormTruthy : djangoBoolean;
 }
 
 /**
  * PUT. Every omitted field keeps its stored value (APIEditMixin.full_clean, forms/__init__.py);
- * allow_dns / allow_proxy / managed: sent values as SubnetForm.clean reads them. dns_servers: every
+ * allow_dns / allow_proxy / managed: sent values as this version's SubnetForm reads them. dns_servers: every
  * value, each split on commas and whitespace; an empty value clears the list.
  */
 export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimResponse {
@@ -40,7 +55,7 @@ export function updateSubnet(ctx: SimContext, req: SimRequest, id: string): SimR
   const omitted = ctx.rules.subnetOmittedFlags === 'not-maas-reset-to-true' ? () => true : (current: boolean) => current;
   const flag = (name: string, current: boolean) => {
     const value = lastValue(form, name);
-    return value === undefined ? omitted(current) : truthy(value);
+    return value === undefined ? omitted(current) : flagReader(ctx, name)(value);
   };
 
   const before = structuredClone(s);

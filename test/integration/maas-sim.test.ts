@@ -74,8 +74,9 @@ describe('the simulator itself', () => {
     await expect(startMaasSimulator({ scenario: base(), apiKeys: [key], host: '0.0.0.0' })).rejects.toThrow(/loopback/);
   });
 
-  it('answers 401 "Invalid API key." without an Authorization header', async () => {
-    expect(await raw('GET', 'machines/', { auth: 'none' })).toEqual({ status: 401, text: 'Authorization Error: Invalid API key.' });
+  it('answers 401 without an Authorization header, and machines/ the anonymous handler\'s 400 (rows whoami, machines-anon)', async () => {
+    expect(await raw('GET', 'users/?op=whoami', { auth: 'none' })).toEqual({ status: 401, text: 'Forbidden' });
+    expect(await raw('GET', 'machines/', { auth: 'none' })).toEqual({ status: 400, text: 'Unrecognised signature: method=GET op=None' });
   });
 
   it('accepts HMAC-SHA1 as MAAS does, form fields signed', async () => {
@@ -88,7 +89,7 @@ describe('the simulator itself', () => {
   it('records method, path, op, query, form and status; resetCalls empties the record', async () => {
     await raw('POST', 'machines/aaa001/?op=mark_broken', { form: 'comment=a&comment=b' });
     expect(sim.calls).toEqual([
-      { method: 'POST', path: '/MAAS/api/2.0/machines/aaa001/', op: 'mark_broken', query: { op: ['mark_broken'] }, form: { comment: ['a', 'b'] }, status: 403 },
+      { method: 'POST', path: '/MAAS/api/2.0/machines/aaa001/', op: 'mark_broken', query: { op: ['mark_broken'] }, form: { comment: ['a', 'b'] }, status: 403, nonce: expect.any(String) },
     ]);
     sim.resetCalls();
     expect(sim.calls).toEqual([]);
@@ -117,7 +118,7 @@ describe('the simulator itself', () => {
   });
 
   it('an unknown tag is MAAS\'s 400', async () => {
-    expect(await raw('GET', 'machines/?tags=nope')).toEqual({ status: 400, text: JSON.stringify({ tags: ["No such tag(s): 'nope'."] }) });
+    expect(await raw('GET', 'machines/?tags=nope')).toEqual({ status: 400, text: '{"tags": ["No such tag(s): \'nope\'."]}' });
   });
 });
 
@@ -144,10 +145,20 @@ describe('subnets PUT (forms/subnet.py, APIEditMixin in forms/__init__.py)', () 
     ['managed omitted: kept', 'allow_dns=0&allow_proxy=0', { managed: false }],
     ['every flag omitted: only dns_servers changes', 'dns_servers=10.20.0.53', { dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: false, managed: false }],
     ['dns_servers omitted: kept', 'allow_dns=1', { dns_servers: ['10.20.0.2'] }],
-    ['both sent as 1/0', 'allow_dns=1&allow_proxy=0', { allow_dns: true, allow_proxy: false }],
-    ['true/false and t are read too, anything else is false', 'allow_dns=True&allow_proxy=yes', { allow_dns: true, allow_proxy: false }],
+    ['both sent as true/false', 'allow_dns=true&allow_proxy=false', { allow_dns: true, allow_proxy: false }],
+    ['3.5+: allow_dns/allow_proxy read true, t, 1 as true and anything else as false; managed is Django\'s (0 is true)', 'allow_dns=True&allow_proxy=yes&managed=0', { allow_dns: true, allow_proxy: false, managed: true }],
   ])('%s', async (_what, form, expected) => {
     await start();
+    expect((await raw('PUT', 'subnets/9/', { form })).status).toBe(200);
+    expect(sim.state.subnets[0]).toMatchObject(expected);
+  });
+
+  it.each([
+    ['allow_dns=0&allow_proxy=0&managed=0', { allow_dns: true, allow_proxy: true, managed: true }],
+    ['allow_dns=off&allow_proxy=FALSE&managed=', { allow_dns: true, allow_proxy: false, managed: false }],
+    ['allow_dns=False&allow_proxy=false&managed=false', { allow_dns: false, allow_proxy: false, managed: false }],
+  ])('3.4: every flag is Django\'s BooleanField: only "false" and "" are false (rows bool-0, bool-off, managed-0): %s', async (form, expected) => {
+    await start({ scenario: scenario({ ...base(), version: '3.4.10' }) });
     expect((await raw('PUT', 'subnets/9/', { form })).status).toBe(200);
     expect(sim.state.subnets[0]).toMatchObject(expected);
   });

@@ -27,9 +27,10 @@ export interface MaasMachine {
   interface_set: MaasInterface[];
   /** Username or null. MAAS lets only the owner mark_broken a machine (else 403). */
   owner?: string | null;
+  /** Shown from MAAS 3.5 (api/machines.py DISPLAYED_MACHINE_FIELDS); 3.4 keeps it to itself. */
   error_description?: string;
-  /** MAAS's last status message for the machine (e.g. a commissioning script's failure). */
-  status_message?: string;
+  /** MAAS's newest INFO event for the machine as `type - description` (models/node.py status_message); null without one. */
+  status_message?: string | null;
   /** A locked machine refuses every edit and admin action (auth/local.py) until `op=unlock`. */
   locked?: boolean;
 }
