@@ -82,7 +82,7 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
     expect(hasButtons(current(stack, plan))).toBe(false);
     expect(stack.site.installs()).toHaveLength(1);
     expect(stack.site.writes().map((c) => `${c.method} ${c.path} ${JSON.stringify(c.form)}`)).toEqual([
-      'PUT /MAAS/api/2.0/subnets/20/ {"dns_servers":["127.0.0.1"],"allow_dns":["0"],"allow_proxy":["0"],"managed":["0"]}',
+      'PUT /MAAS/api/2.0/subnets/20/ {"dns_servers":["127.0.0.1"],"allow_dns":["false"],"allow_proxy":["false"],"managed":["false"]}',
       'PUT /MAAS/api/2.0/ipranges/7/ {"comment":["site-b nodes"]}',
     ]);
 

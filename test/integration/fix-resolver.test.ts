@@ -34,7 +34,7 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
   it.each([
     ['MAAS (keeps omitted flags: APIEditMixin)', {}],
     ['a stricter peer that resets omitted flags (not MAAS)', { rules: { subnetOmittedFlags: 'not-maas-reset-to-true' as const } }],
-  ])('%s: the plan writes nothing; --apply PUTs dns_servers and allow_dns=0 with allow_proxy and managed as they were, reads back, and resolver-check is healthy', async (_what, extra) => {
+  ])('%s: the plan writes nothing; --apply PUTs dns_servers and allow_dns=false with allow_proxy and managed as they were (true/false: MAAS reads 0 as true), reads back, and resolver-check is healthy', async (_what, extra) => {
     const s = await site({ ...extra, subnet: { dns_servers: ['10.20.0.2'], allow_proxy: false, managed: false } });
     const [planned] = await run(s, false);
     expect(planned?.plan?.steps.map((x) => `${x.subject} ${x.action}`)).toEqual([
@@ -63,7 +63,7 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
     );
 
     expect(s.writes().map((c) => `${c.method} ${c.path} ${JSON.stringify(c.form)}`)).toEqual([
-      'PUT /MAAS/api/2.0/subnets/20/ {"dns_servers":["127.0.0.1"],"allow_dns":["0"],"allow_proxy":["0"],"managed":["0"]}',
+      'PUT /MAAS/api/2.0/subnets/20/ {"dns_servers":["127.0.0.1"],"allow_dns":["false"],"allow_proxy":["false"],"managed":["false"]}',
       `PUT /MAAS/api/2.0/ipranges/7/ {"comment":["${DYNAMIC_RANGE.comment}"]}`,
     ]);
     expect(readFileSync(s.dhcpdPath, 'utf8')).toContain('option domain-name-servers 127.0.0.1;');

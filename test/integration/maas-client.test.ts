@@ -84,10 +84,10 @@ describe('auth', () => {
     expect(sim.calls[0]).toMatchObject({ method: 'GET', path: '/MAAS/api/2.0/machines/', status: 200 });
   });
 
-  it('a bad key is a MaasApiError 401 with MAAS\'s message, not retried', async () => {
+  it('a bad key is a MaasApiError 401 that says so in its own words, not retried', async () => {
     const err = await failure(client(FAST, randomApiKey()).listMachines());
     expect(err).toBeInstanceOf(MaasApiError);
-    expect(err).toMatchObject({ code: 'MAAS_HTTP', status: 401, body: 'Authorization Error: Invalid API key.', method: 'GET', path: 'machines/' });
+    expect(err).toMatchObject({ code: 'MAAS_HTTP', status: 401, body: 'MAAS does not know the API key (its consumer key)', method: 'GET', path: 'machines/' });
     expect((err as MaasApiError).describe()).toMatch(/maas\.region-a\.apiKey/);
     expect(sim.calls).toHaveLength(1);
   });
@@ -131,11 +131,27 @@ describe('retries', () => {
     expect(sim.calls).toHaveLength(1);
   });
 
-  it('repeats a POST op answered 503, which MAAS did not run', async () => {
+  it('sends a write once, even answered 503: the step reads what happened', async () => {
     sim.injectFaults({ status: 503, count: 1, path: /op=mark_broken/ });
-    const m = await client().markBroken('fc0002');
-    expect(m.status_name).toBe('Broken');
-    expect(sim.calls.map((c) => c.status)).toEqual([503, 200]);
+    const err = await failure(client().markBroken('fc0002'));
+    expect(err).toMatchObject({ status: 503 });
+    expect(sim.calls.map((c) => c.status)).toEqual([503]);
+  });
+
+  it('a slow MAAS gets a PUT once: the headers timeout is not followed by a copy (issue 27 item 7)', async () => {
+    sim.setLatency(1_500);
+    const err = await failure(client({ ...FAST, timeoutMs: 100, retries: 2 }).updateDnsResourceIps(11, ['10.0.0.9']));
+    expect(err).toMatchObject({ code: 'MAAS_UNREACHABLE' });
+    expect(sim.calls.filter((c) => c.method === 'PUT')).toHaveLength(1);
+  });
+
+  it('each attempt of a read is signed afresh: a repeat after a lost answer is not "Nonce already used"', async () => {
+    // The first answer is lost after MAAS committed the request (its nonce is spent); the repeat must carry a new nonce.
+    sim.injectFaults({ dropAfterCommit: true, count: 1, path: /users\/\?op=whoami/ });
+    const user = await client().whoami();
+    expect(user.username).toBe(sim.state.user);
+    expect(sim.calls.map((c) => c.status)).toEqual([0, 200]);
+    expect(new Set(sim.calls.map((c) => c.nonce)).size).toBe(2);
   });
 
   it('a slow MAAS is a timeout error naming the region, URL and call', async () => {
@@ -383,7 +399,9 @@ describe('secrets', () => {
     errors.push(await failure(client({ ...FAST, timeoutMs: 50, retries: 0 }).listSubnets()));
     sim.setLatency(0);
     // MAAS echoes the token key of an unknown token: the client must scrub it.
-    expect((errors[1] as MaasApiError).body).toBe("Authorization Error: 'Invalid access token: [redacted]'");
+    expect((errors[1] as MaasApiError).body).toBe("MAAS does not know the API key's token (it was deleted, or the key is from another region)");
+    // MAAS answers a wrong secret with the real one ("Expected signature base string: &<secret>"): never shown.
+    expect((errors[0] as MaasApiError).body).toMatch(/token secret is not the one MAAS holds/);
     for (const err of errors) {
       const shown = [describeError(err), inspect(err, { depth: 5 }), JSON.stringify(err), String((err as Error).stack)].join('\n');
       for (const part of [key, consumer, token, secret, 'unknownTokenKey123', 'wrong-secret-value']) expect(shown).not.toContain(part);

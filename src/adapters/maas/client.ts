@@ -9,6 +9,8 @@ import { KeptTooLargeError, NotJsonError, readKeptJson } from './kept-json.ts';
 import { DISCOVERY_LIST, EVENT_PAGE, MACHINE_LIST, POWER_PARAMETERS, type KeptShape } from './kept-shapes.ts';
 import { maasOAuthHeader } from './oauth-header.ts';
 import { observeAttempts, type AttemptOutcome } from './attempt-observer.ts';
+import { maasClockOffsetS, readAuthRefusal } from './auth-refusal.ts';
+import { signEachAttempt } from './sign-each-attempt.ts';
 import { retryOptionsFor, TIMEOUT_CODES, type RetryPolicy } from './retry.ts';
 import { withoutSecretFields } from './secret-fields.ts';
 import type {
@@ -42,7 +44,7 @@ export interface MaasRequestInfo {
 export interface MaasClientOptions {
   /** Per attempt: to connect, for the answer to start, and between two pieces of its body. Default 10 000. */
   timeoutMs?: number;
-  /** How many times a failed attempt is repeated: default 2, so at most 3 attempts. */
+  /** How many times a failed read (GET) is repeated: default 2, so at most 3 attempts. A write is sent once. */
   retries?: number;
   /** The wait before the first repeat; it doubles for each further one. Default 250. */
   backoffMs?: number;
@@ -71,7 +73,8 @@ interface CallSpec {
   kept?: KeptShape;
 }
 
-type Answer = { ok: true; value: unknown } | { ok: false; status: number; text: string };
+/** `date`: MAAS's Date header, which says how far its clock is from ours. */
+type Answer = { ok: true; value: unknown } | { ok: false; status: number; text: string; date: string | undefined };
 
 const DEFAULTS = { timeoutMs: 10_000, retries: 2, backoffMs: 250, maxRetryWaitMs: 10_000, maxBodyBytes: 64 * 1024 * 1024 };
 
@@ -94,13 +97,12 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     const url = apiBase + shownPath;
     const apiKey = region.apiKey.reveal();
     const body = spec.form ? new URLSearchParams(spec.form).toString() : undefined;
-    const headers: Record<string, string> = {
-      authorization: maasOAuthHeader(apiKey, { method: spec.method, url }),
-      accept: 'application/json',
-    };
+    const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     const attempts: AttemptOutcome[] = [];
+    // Composed inside the retry interceptor: each attempt is signed afresh (MAAS spends a nonce once a request succeeds).
     const dispatcher = agent.compose(
+      signEachAttempt(() => maasOAuthHeader(apiKey, { method: spec.method, url })),
       observeAttempts((outcome) => {
         attempts.push(outcome);
         options.onRequest?.({ method: spec.method, path: shownPath, status: outcome.status, ms: outcome.ms, bytes: outcome.bytes });
@@ -116,7 +118,18 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
       throw unreachable(err, spec.method, shownPath, Math.max(attempts.length, 1));
     }
     if (!answer.ok) {
-      throw new MaasApiError({ region: region.name, status: answer.status, body: describeMaasErrorBody(answer.text, apiKey), method: spec.method, path: shownPath });
+      // A 401's text is classified and dropped (it can quote the real token secret); other bodies are scrubbed.
+      const auth = answer.status === 401 ? readAuthRefusal(answer.text) : undefined;
+      const clockOffsetS = answer.status === 401 ? maasClockOffsetS(answer.date, auth, Date.now()) : undefined;
+      throw new MaasApiError({
+        region: region.name,
+        status: answer.status,
+        body: auth ? auth.text : describeMaasErrorBody(answer.text, apiKey),
+        method: spec.method,
+        path: shownPath,
+        ...(auth ? { auth } : {}),
+        ...(clockOffsetS !== undefined ? { clockOffsetS } : {}),
+      });
     }
     return answer.value as T;
   }
@@ -127,7 +140,7 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     const ok = status >= 200 && status < 300;
     if (ok && spec.kept) return { ok, value: await readKept(response, spec.method, path, spec.kept) };
     const text = await readCappedBody(response, maxBodyBytes, () => tooLarge(spec.method, path));
-    return ok ? { ok, value: parseJson(text, spec.method, path) } : { ok, status, text };
+    return ok ? { ok, value: parseJson(text, spec.method, path) } : { ok, status, text, date: headerText(response.headers.date) };
   }
 
   async function readKept(response: Dispatcher.ResponseData, method: string, path: string, shape: KeptShape): Promise<unknown> {
@@ -298,15 +311,29 @@ export function dnsIpValue(id: number, ips: string[]): string {
   return cleaned.join(' ');
 }
 
-/** Both flags always go, as 1/0, and managed when the caller read it: the PUT states every flag it relies on (MAAS keeps an omitted one on update; its "defaults to true" is for create). */
+/**
+ * Both flags always go, and managed when the caller read it: the PUT states every flag it relies on
+ * (MAAS keeps an omitted one on update; its "defaults to true" is for create). As `true`/`false`:
+ * up to 3.4 every flag is a Django BooleanField, which reads only "false" (any case) and "" as
+ * false, so `0` turns a flag ON (forms/subnet.py; recorded on 3.4.10, rows bool-0, managed-0);
+ * from 3.5 allow_dns/allow_proxy read only "true", "t", "1" as true. `true`/`false` mean the same to both.
+ */
 export function subnetDnsForm(update: SubnetDnsUpdate): Query {
   const form: Query = [
     ['dns_servers', update.dns_servers.join(' ')],
-    ['allow_dns', update.allow_dns ? '1' : '0'],
-    ['allow_proxy', update.allow_proxy ? '1' : '0'],
+    ['allow_dns', formBoolean(update.allow_dns)],
+    ['allow_proxy', formBoolean(update.allow_proxy)],
   ];
-  if (update.managed !== undefined) form.push(['managed', update.managed ? '1' : '0']);
+  if (update.managed !== undefined) form.push(['managed', formBoolean(update.managed)]);
   return form;
+}
+
+function formBoolean(value: boolean): 'true' | 'false' {
+  return value ? 'true' : 'false';
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function networkCode(err: unknown): string | undefined {

@@ -1,4 +1,5 @@
 import { ChatopsError } from '../../core/errors.ts';
+import { isRefusedSkew, MAAS_TIMESTAMP_THRESHOLD_S, readAuthRefusal, type AuthRefusal } from './auth-refusal.ts';
 import { createRedactor } from '../../core/redact.ts';
 import { knownMaasReason } from './maas-reasons.ts';
 import { withoutSecretFields } from './secret-fields.ts';
@@ -9,26 +10,38 @@ const MAX_BODY_CHARS = 500;
 export interface MaasApiErrorDetails {
   region: string;
   status: number;
-  /** MAAS's answer as text, already scrubbed of the API key. */
+  /** MAAS's answer as text, already scrubbed of the API key. Ignored for a 401: see `auth`. */
   body: string;
   method: string;
   /** Relative to `<url>/api/2.0/`, with the query: `machines/abc/?op=mark_fixed`. */
   path: string;
+  /** For a 401: what it means, in our words (MAAS's text is never kept). */
+  auth?: AuthRefusal;
+  /** How far MAAS's clock is from this host's (its Date header), in seconds; positive: MAAS ahead. */
+  clockOffsetS?: number;
 }
 
-/** MAAS answered with an HTTP error status. Carries MAAS's own message; never the API key. */
+/** MAAS answered with an HTTP error status. Carries MAAS's own message (never for a 401); never the API key. */
 export class MaasApiError extends ChatopsError {
   readonly status: number;
   readonly body: string;
   readonly method: string;
   readonly path: string;
   readonly region: string;
+  readonly auth: AuthRefusal | undefined;
+  readonly clockOffsetS: number | undefined;
+  /**
+   * A 4xx is MAAS refusing: the write took no effect. Not so for "Nonce already used": MAAS spends
+   * a nonce only when a request succeeded, so an earlier copy of this one did its work.
+   */
+  readonly provesNoEffect: boolean;
 
   constructor(details: MaasApiErrorDetails) {
-    const body = shorten(details.body.trim());
+    const auth = details.status === 401 ? (details.auth ?? readAuthRefusal(details.body)) : undefined;
+    const body = auth ? auth.text : shorten(details.body.trim());
     const said = body ? `: ${body}` : '';
     super('MAAS_HTTP', `MAAS ${details.region} answered ${details.status} to ${details.method} ${details.path}${said}`, {
-      hint: hintForStatus(details.status, details.region),
+      hint: hintFor(details.status, details.region, auth, details.clockOffsetS),
     });
     this.name = 'MaasApiError';
     this.status = details.status;
@@ -36,7 +49,26 @@ export class MaasApiError extends ChatopsError {
     this.method = details.method;
     this.path = details.path;
     this.region = details.region;
+    this.auth = auth;
+    this.clockOffsetS = details.clockOffsetS;
+    this.provesNoEffect = details.status >= 400 && details.status < 500 && auth?.kind !== 'nonce-used';
   }
+}
+
+/** A 401 that is the clocks, not the key: MAAS's Date header, or its own refusal, says how far apart. */
+export function isClockSkew(err: MaasApiError): boolean {
+  return err.status === 401 && (err.auth?.kind === 'expired-timestamp' || isRefusedSkew(err.clockOffsetS));
+}
+
+function hintFor(status: number, region: string, auth: AuthRefusal | undefined, clockOffsetS: number | undefined): string {
+  if (status === 401 && (auth?.kind === 'expired-timestamp' || isRefusedSkew(clockOffsetS))) {
+    const apart = clockOffsetS === undefined ? '' : ` MAAS's clock is ${Math.abs(clockOffsetS)} s ${clockOffsetS > 0 ? 'ahead of' : 'behind'} this host's (its Date header).`;
+    return `Clock skew, not the API key: MAAS refuses OAuth timestamps more than ${MAAS_TIMESTAMP_THRESHOLD_S} s from its own clock.${apart} Fix the time (NTP) on this host or on the region`;
+  }
+  if (status === 401 && auth?.kind === 'nonce-used') {
+    return 'A copy of this request reached MAAS before (a proxy or a retry resent it): whether it took effect is read from MAAS, not assumed';
+  }
+  return hintForStatus(status, region);
 }
 
 function shorten(text: string): string {

@@ -32,21 +32,24 @@ export const TIMEOUT_CODES: readonly string[] = ['UND_ERR_CONNECT_TIMEOUT', 'UND
 const SERVER_ERRORS = Array.from({ length: 100 }, (_, i) => 500 + i);
 
 /**
- * What is sent again, as options of undici's retry interceptor. GET and PUT are idempotent: every
- * 5xx and every transport failure is repeated. A POST op only when MAAS surely did not run it: a
- * 503, or a connection that was never made. Retry-After is honoured up to maxWaitMs; otherwise the
- * wait doubles from backoffMs. The last answer (a 5xx with MAAS's message) comes back as it is.
+ * What is sent again, as options of undici's retry interceptor. Only reads are: every 5xx and
+ * every transport failure of a GET is repeated, each repeat signed afresh (sign-each-attempt.ts).
+ * A write (PUT, POST) is sent once: a repair journals each write before it goes out, and a copy
+ * sent below the journal would be a second write nobody recorded (a slow MAAS answering after
+ * the timeout has applied every copy). Its unknown outcome is the step's to resolve, by reading.
+ * Retry-After is honoured up to maxWaitMs; otherwise the wait doubles from backoffMs. The last
+ * answer (a 5xx with MAAS's message) comes back as it is.
  */
 export function retryOptionsFor(method: 'GET' | 'PUT' | 'POST', policy: RetryPolicy): RetryHandler.RetryOptions {
-  const common: RetryHandler.RetryOptions = {
-    maxRetries: policy.retries,
+  return {
+    maxRetries: method === 'GET' ? policy.retries : 0,
     minTimeout: policy.backoffMs,
     timeoutFactor: 2,
     maxTimeout: policy.maxWaitMs,
     retryAfter: true,
     throwOnError: false,
     methods: [method],
+    statusCodes: SERVER_ERRORS,
+    errorCodes: [...NO_ANSWER_CODES],
   };
-  if (method === 'POST') return { ...common, statusCodes: [503], errorCodes: [...NOT_SENT_CODES] };
-  return { ...common, statusCodes: SERVER_ERRORS, errorCodes: [...NO_ANSWER_CODES] };
 }

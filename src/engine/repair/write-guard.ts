@@ -68,8 +68,13 @@ export function stepWriter(options: { journal: Journal; index: number; entry: Jo
   };
 }
 
-/** An HTTP 4xx answer: the peer refused, so the write took no effect. */
+/**
+ * An HTTP 4xx answer: the peer refused, so the write took no effect. A peer error that knows
+ * better says so (`provesNoEffect`: MAAS's 401 "Nonce already used" means an earlier copy ran).
+ */
 function isRefusal(err: unknown): boolean {
-  const status = (err as { status?: unknown } | null)?.status;
+  const e = err as { status?: unknown; provesNoEffect?: unknown } | null;
+  if (typeof e?.provesNoEffect === 'boolean') return e.provesNoEffect;
+  const status = e?.status;
   return typeof status === 'number' && status >= 400 && status < 500;
 }

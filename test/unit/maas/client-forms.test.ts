@@ -23,16 +23,17 @@ describe('dnsIpValue', () => {
 });
 
 describe('subnetDnsForm', () => {
-  it('always sends dns_servers, allow_dns and allow_proxy, the flags as 1/0', () => {
-    expect(subnetDnsForm({ dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: true })).toEqual([
+  it('always sends dns_servers, allow_dns and allow_proxy, the flags as true/false (MAAS 3.4 reads 0 as true)', () => {
+    expect(subnetDnsForm({ dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: true, managed: false })).toEqual([
       ['dns_servers', '10.20.0.53'],
-      ['allow_dns', '0'],
-      ['allow_proxy', '1'],
+      ['allow_dns', 'false'],
+      ['allow_proxy', 'true'],
+      ['managed', 'false'],
     ]);
     expect(subnetDnsForm({ dns_servers: [], allow_dns: true, allow_proxy: false })).toEqual([
       ['dns_servers', ''],
-      ['allow_dns', '1'],
-      ['allow_proxy', '0'],
+      ['allow_dns', 'true'],
+      ['allow_proxy', 'false'],
     ]);
   });
 });
