@@ -372,7 +372,7 @@ describe('subnets and racks', () => {
     sim.state.subnets[0]!.allow_proxy = false;
     const updated = await client().updateSubnetDns(3, { dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: false });
     expect(updated).toMatchObject({ id: 3, dns_servers: ['10.20.0.53'], allow_dns: false, allow_proxy: false });
-    expect(sim.calls[0]?.form).toEqual({ dns_servers: ['10.20.0.53'], allow_dns: ['0'], allow_proxy: ['0'] });
+    expect(sim.calls[0]?.form).toEqual({ dns_servers: ['10.20.0.53'], allow_dns: ['false'], allow_proxy: ['false'] });
   });
 
   it('lists subnets and rack controllers in MAAS shapes', async () => {
