@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'SSH_FAILED'
   | 'KUBE_FAILED'
   | 'REDIS_UNAVAILABLE'
+  | 'SLACK_UNREACHABLE'
   | 'GUARD_REFUSED'
   | 'NOT_AUTHORIZED';
 

@@ -70,6 +70,12 @@ export interface SlackAppOptions {
   metrics?: SlackMetrics;
   /** HTTP mode: remembers a request signature for a while, false if already seen (replay refusal; see request-guard.ts). */
   rememberSignature?: (signature: string, ttlSec: number) => Promise<boolean>;
+  /**
+   * auth.test at start when Slack cannot be reached: tries, and the first wait (doubled each time);
+   * default 4 tries from 2 s. Each try has the gateway's own backoff inside (a refused connection is
+   * retried for about 15 s), so a bot gives up after about a minute.
+   */
+  startRetry?: { attempts: number; firstDelayMs: number };
 }
 
 export interface SlackApp {
@@ -121,7 +127,7 @@ export async function createSlackApp(options: SlackAppOptions): Promise<SlackApp
       return port;
     },
     async start() {
-      Object.assign(bot, await initialize(app, slack));
+      Object.assign(bot, await initialize(app, slack, { apiUrl: clientOptions.slackApiUrl, log, retry: options.startRetry ?? DEFAULT_START_RETRY }));
       const listenPort = options.port ?? DEFAULT_PORT;
       if (options.mode === 'http') {
         const server = (await app.start({ port: listenPort, ...(options.host ? { host: options.host } : {}) })) as Server;
@@ -182,19 +188,47 @@ function buildReceiver(options: SlackAppOptions, logger: ReturnType<typeof boltL
   return new SocketModeReceiver({ appToken: options.appToken, logger, installerOptions: { clientOptions: { slackApiUrl: clientOptions.slackApiUrl } } });
 }
 
-/** auth.test at start: a wrong token or an unreachable Slack stops the bot with a clear message. */
-async function initialize(app: App, slack: SlackGateway): Promise<{ botId?: string; botUserId?: string }> {
-  try {
-    const who = await slack.client.auth.test();
-    await app.init();
-    return { ...(who.bot_id ? { botId: who.bot_id } : {}), ...(who.user_id ? { botUserId: who.user_id } : {}) };
-  } catch (err) {
-    const code = slackCode(err);
-    throw new ChatopsError('CONFIG_INVALID', `Slack refused the bot token${code ? ` (${code})` : `: ${describeError(err)}`}`, {
-      hint: 'Check SLACK_BOT_TOKEN (xoxb-…) and SLACK_API_URL',
-      cause: err,
-    });
+const DEFAULT_START_RETRY = { attempts: 4, firstDelayMs: 2_000 };
+
+/**
+ * auth.test at start. Slack's answer settles it: an error code (invalid_auth, token_revoked…) is a
+ * wrong token, a config error. No answer (refused, DNS, TLS, a timeout, a 5xx) is the network's
+ * doing: it is tried again with a doubling wait, then reported naming the host that was not reached.
+ */
+async function initialize(app: App, slack: SlackGateway, how: { apiUrl: string; log: Logger; retry: { attempts: number; firstDelayMs: number } }): Promise<{ botId?: string; botUserId?: string }> {
+  const host = new URL(how.apiUrl).host;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const who = await slack.client.auth.test();
+      await app.init();
+      return { ...(who.bot_id ? { botId: who.bot_id } : {}), ...(who.user_id ? { botUserId: who.user_id } : {}) };
+    } catch (err) {
+      const code = slackCode(err);
+      if (code) {
+        throw new ChatopsError('CONFIG_INVALID', `Slack refused the bot token (${code})`, { hint: 'Check SLACK_BOT_TOKEN (xoxb-…) and SLACK_API_URL', cause: err });
+      }
+      const why = networkCause(err);
+      if (attempt >= how.retry.attempts) {
+        throw new ChatopsError('SLACK_UNREACHABLE', `Slack could not be reached at ${host} (${why}; ${attempt} tries)`, {
+          hint: 'Check the network path to it (DNS, proxy, firewall: the bot needs outbound HTTPS) or SLACK_API_URL; the token was not checked',
+          cause: err,
+        });
+      }
+      const waitMs = how.retry.firstDelayMs * 2 ** (attempt - 1);
+      how.log.warn({ host, attempt, of: how.retry.attempts, retryInMs: waitMs, err: why }, 'Slack could not be reached to check the bot token; trying again');
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
   }
+}
+
+/** What kept a Web API call from an answer: the socket error's code (ECONNREFUSED, ENOTFOUND…), an HTTP status, or the message. */
+function networkCause(err: unknown): string {
+  const e = err as { original?: { cause?: { code?: unknown; message?: unknown }; message?: unknown }; statusCode?: unknown } | undefined;
+  if (typeof e?.statusCode === 'number') return `HTTP ${e.statusCode}`;
+  const cause = e?.original?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return typeof e?.original?.message === 'string' ? e.original.message : describeError(err);
 }
 
 function registerCommand(app: App, options: SlackAppOptions, slack: SlackGateway, log: Logger): void {

@@ -19,7 +19,20 @@ export const POST_EVENT_TYPE = 'maas_chatops_post';
 export function outcomeUnknown(err: unknown): boolean {
   const e = err as { code?: unknown; statusCode?: unknown } | null;
   if (e?.code === ErrorCode.HTTPError) return Number(e.statusCode) >= 500;
-  return e?.code === ErrorCode.RequestError && !waitedOutRateLimit(err);
+  return e?.code === ErrorCode.RequestError && !waitedOutRateLimit(err) && !neverSent(err);
+}
+
+/** Socket errors raised before a request is written: the connection was refused, the name did not resolve, TLS failed. */
+const BEFORE_SENDING = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+
+/**
+ * The request never left this process (fetch's `cause` names a connect-phase error): Slack stored
+ * nothing, so the call is simply a failure, retried by the SDK's backoff like any other and never
+ * reported as possibly posted.
+ */
+export function neverSent(err: unknown): boolean {
+  const code = (err as { original?: { cause?: { code?: unknown } } } | null)?.original?.cause?.code;
+  return typeof code === 'string' && BEFORE_SENDING.has(code);
 }
 
 /**
