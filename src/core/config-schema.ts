@@ -120,6 +120,13 @@ export const configSchema = z.strictObject({
       commissionPollInterval: duration.optional(),
     })
     .default({ maxSubjects: 50 }),
+  /** How much one worker does at once: the targets of an `all`, the VM hosts one mac-diff reads. */
+  concurrency: z
+    .strictObject({
+      targets: z.number().int().min(1).max(256).optional(),
+      vmHosts: z.number().int().min(1).max(1024).optional(),
+    })
+    .default({}),
   audit: z
     .strictObject({
       /** The Redis stream; default `<BullMQ prefix>:audit`. */

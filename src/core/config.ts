@@ -114,6 +114,14 @@ export interface WatchConfig {
   relistEveryMs: number;
 }
 
+/** `concurrency:`; an absent value is the default of the code that uses it. */
+export interface ConcurrencyConfig {
+  /** Targets of an `all` checked at once (default DEFAULT_TARGET_CONCURRENCY). */
+  targets?: number;
+  /** VM hosts one mac-diff reads at once (default 32). */
+  vmHosts?: number;
+}
+
 export interface Config {
   path: string;
   slack: SlackPolicy;
@@ -124,6 +132,7 @@ export interface Config {
   /** Absent in configs built by hand: the watch then runs with its defaults. */
   watch?: WatchConfig;
   repair: RepairConfig;
+  concurrency?: ConcurrencyConfig;
   /** Absent in configs built by hand; loadConfig always sets it. */
   audit?: AuditConfig;
   /** The `redis:` block (Sentinel), secrets resolved; the environment's REDIS_URL / REDIS_SENTINELS win over it. */
@@ -371,6 +380,7 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
     relistEveryMs: parseDuration(raw.watch.relistEvery) as number,
   };
   const config: Config = { path, slack, maas, sites, clusters, schedules, watch, repair, audit };
+  if (Object.keys(raw.concurrency).length) config.concurrency = { ...raw.concurrency };
   if (raw.redis) config.redis = buildRedis(raw.redis, r);
   return config;
 }

@@ -1,6 +1,7 @@
 import type { ClusterConfig, Config, SiteConfig } from './config.ts';
 import { UnknownTargetError } from './errors.ts';
 import { describeError } from './errors.ts';
+import { forEachLimited } from './for-each-limited.ts';
 import { finishReport, probeFailed, type Report, type ReportKind } from './report.ts';
 
 export type TargetKind = 'site' | 'cluster';
@@ -41,23 +42,30 @@ export function resolveTarget<K extends TargetKind>(config: Config, kind: K, nam
   return found;
 }
 
-/** Runs one check per target; a target that throws becomes a PROBE_FAILED report, never a crash. */
+/** Targets of an `all` checked at once (config `concurrency.targets`): each holds its MAAS lists and SSH sessions while it runs. */
+export const DEFAULT_TARGET_CONCURRENCY = 4;
+
+/**
+ * Runs one check per target, at most `concurrency` at a time; the reports keep the targets' order.
+ * A target that throws becomes a PROBE_FAILED report, never a crash.
+ */
 export async function runPerTarget<T extends { name: string }>(
   kind: ReportKind,
   targets: readonly T[],
   check: (target: T) => Promise<Report>,
+  concurrency: number = DEFAULT_TARGET_CONCURRENCY,
 ): Promise<Report[]> {
-  return Promise.all(
-    targets.map(async (target) => {
-      const startedAt = new Date();
-      try {
-        return await check(target);
-      } catch (err) {
-        return finishReport(
-          { kind, target: target.name, verdict: `Could not check ${target.name}`, findings: [probeFailed(target.name, describeError(err))] },
-          startedAt,
-        );
-      }
-    }),
-  );
+  const reports: Report[] = [];
+  await forEachLimited(targets, concurrency, async (target, index) => {
+    const startedAt = new Date();
+    try {
+      reports[index] = await check(target);
+    } catch (err) {
+      reports[index] = finishReport(
+        { kind, target: target.name, verdict: `Could not check ${target.name}`, findings: [probeFailed(target.name, describeError(err))] },
+        startedAt,
+      );
+    }
+  });
+  return reports;
 }

@@ -21,5 +21,5 @@ export async function checkTarget(ctx: CheckContext, spec: RunnableCheck, target
  */
 export async function runCheck(ctx: CheckContext, spec: RunnableCheck, target: string): Promise<Report[]> {
   const targets = resolveTargets(ctx.config, spec.targetKind, target);
-  return runPerTarget(spec.name, targets, (one) => checkTarget(ctx, spec, one));
+  return runPerTarget(spec.name, targets, (one) => checkTarget(ctx, spec, one), ctx.config.concurrency?.targets);
 }

@@ -98,6 +98,13 @@ describe('config', () => {
     expect(errorOf(() => parse(`${valid}repair: { commissionTimeout: forever }\n`)).message).toMatch(/repair\.commissionTimeout: must be a duration/);
   });
 
+  it('concurrency.targets and concurrency.vmHosts are whole numbers; absent, the defaults apply where they are used', () => {
+    expect(parse(valid).config.concurrency).toBeUndefined();
+    expect(parse(`${valid}concurrency: { targets: 2, vmHosts: 8 }\n`).config.concurrency).toEqual({ targets: 2, vmHosts: 8 });
+    expect(errorOf(() => parse(`${valid}concurrency: { targets: 0 }\n`)).message).toMatch(/concurrency\.targets/);
+    expect(errorOf(() => parse(`${valid}concurrency: { vmHosts: 2.5 }\n`)).message).toMatch(/concurrency\.vmHosts/);
+  });
+
   it('never prints a secret value, only its reference', () => {
     const { config } = parse(valid);
     const text = printableConfig(config);

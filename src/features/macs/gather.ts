@@ -13,7 +13,7 @@ import { resolveTarget } from '../../core/targets.ts';
 import type { CheckContext } from '../check-spec.ts';
 
 export interface MacDiffOptions {
-  /** VM hosts probed at once (default DEFAULT_CONCURRENCY, 32). */
+  /** VM hosts probed at once (default: config `concurrency.vmHosts`, else DEFAULT_CONCURRENCY, 32). */
   concurrency?: number;
   /** Who asks, for the refusal when the API key is not an admin's (default mac-diff). */
   command?: AdminCommand;
@@ -53,8 +53,9 @@ export async function gatherMacSnapshot(ctx: CheckContext, siteName: string, opt
   const [machines, allPower] = await Promise.all([maas.listMachines(machineFilter(site)), maas.powerParameters()]);
   const power = virshPowerOf(machines, allPower);
   const plans = planVmHostProbes(machines, power);
+  const concurrency = options.concurrency ?? ctx.config.concurrency?.vmHosts;
   const hosts = await probeVmHosts(plans, {
-    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    ...(concurrency ? { concurrency } : {}),
     connect: (plan) => ctx.adapters.ssh.connect(sshTargetFor(ctx, site, plan)),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });

@@ -1,6 +1,7 @@
 import type { HostProbe } from './evaluate.ts';
 import type { VmHostProbePlan } from './vm-host-targets.ts';
 import { describeError } from '../../core/errors.ts';
+import { forEachLimited } from '../../core/for-each-limited.ts';
 import type { SshSession } from '../../adapters/ssh/types.ts';
 import { buildDomiflistBatch, splitDomiflistBatch, type DomainProbe } from '../../adapters/ssh/virsh.ts';
 
@@ -55,15 +56,4 @@ async function probeOne(plan: VmHostProbePlan, options: VmHostProbeOptions): Pro
   } finally {
     session.close();
   }
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await task(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
 }
