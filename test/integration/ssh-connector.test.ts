@@ -8,7 +8,7 @@ import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 import { knownHostsPins } from '../../src/adapters/ssh/known-hosts.ts';
 import { createSessionPool } from '../../src/adapters/ssh/session-pool.ts';
 import { sh } from '../../src/adapters/ssh/shell-quote.ts';
-import type { SshTarget } from '../../src/adapters/ssh/types.ts';
+import { SSH_OUTPUT_CAP_BYTES, type SshTarget } from '../../src/adapters/ssh/types.ts';
 
 const client = generateKeyPair('chatops-client');
 const servers: SshSimServer[] = [];
@@ -202,6 +202,22 @@ describe('SSH connector against a real SSH server on loopback', () => {
       session.close();
     }
     expect(s.sessions).toBe(1);
+  });
+
+  it('says when a reply ran past the output cap and was cut, and not when it fits exactly', async () => {
+    const s = await server();
+    const session = await createSshConnector().connect(targetFor(s, [s.hostKeyFingerprint]));
+    try {
+      const over = await session.exec(sh`head -c ${SSH_OUTPUT_CAP_BYTES + 1} /dev/zero | tr '\\0' a; head -c ${SSH_OUTPUT_CAP_BYTES + 5} /dev/zero | tr '\\0' e >&2`);
+      expect(over).toMatchObject({ code: 0, stdoutCut: true, stderrCut: true });
+      expect(over.stdout).toHaveLength(SSH_OUTPUT_CAP_BYTES);
+      expect(over.stderr).toHaveLength(SSH_OUTPUT_CAP_BYTES);
+      const exact = await session.exec(sh`head -c ${SSH_OUTPUT_CAP_BYTES} /dev/zero | tr '\\0' a`);
+      expect(exact.stdout).toHaveLength(SSH_OUTPUT_CAP_BYTES);
+      expect(exact).not.toHaveProperty('stdoutCut');
+    } finally {
+      session.close();
+    }
   });
 
   it('fails commands on a closed session with an error a person can read', async () => {

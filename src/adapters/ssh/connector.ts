@@ -4,7 +4,7 @@ import { ChatopsError } from '../../core/errors.ts';
 import { keyTypeOf, sha256Fingerprint } from './fingerprint.ts';
 import type { PeerOutcome } from '../../core/peer-outcome.ts';
 import type { SafeCommand } from './shell-quote.ts';
-import type { CommandResult, ExecOptions, SshConnector, SshSession, SshTarget } from './types.ts';
+import { SSH_OUTPUT_CAP_BYTES, type CommandResult, type ExecOptions, type SshConnector, type SshSession, type SshTarget } from './types.ts';
 
 const { Client, utils } = ssh2;
 type Ssh2Client = InstanceType<typeof Client>;
@@ -21,9 +21,6 @@ export interface SshConnectorOptions {
   /** Called after every connection attempt and every command, for the peer metrics. */
   onRequest?: (outcome: PeerOutcome, ms: number) => void;
 }
-
-/** Bytes kept per stream; a runaway command cannot exhaust the worker's memory. */
-const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 export function createSshConnector(options: SshConnectorOptions = {}): SshConnector {
   const settings = {
@@ -223,6 +220,8 @@ function runCommand(client: Ssh2Client, target: SshTarget, command: SafeCommand,
       stream.on('close', () => {
         clearTimeout(timer);
         const result: CommandResult = { stdout: stdout.text(), stderr: stderr.text(), code: timedOut ? null : code };
+        if (stdout.cut) result.stdoutCut = true;
+        if (stderr.cut) result.stderrCut = true;
         if (signal) result.signal = signal;
         if (timedOut) result.timedOut = true;
         resolve(result);
@@ -231,13 +230,16 @@ function runCommand(client: Ssh2Client, target: SshTarget, command: SafeCommand,
   });
 }
 
+/** Keeps the first SSH_OUTPUT_CAP_BYTES of a stream, and whether there was more: a cut reply is said to be cut, never passed off as whole. */
 class OutputBuffer {
   readonly #chunks: Buffer[] = [];
   #size = 0;
+  cut = false;
 
   push(chunk: Buffer): void {
-    if (this.#size >= MAX_OUTPUT_BYTES) return;
-    const kept = chunk.subarray(0, MAX_OUTPUT_BYTES - this.#size);
+    const kept = chunk.subarray(0, Math.max(0, SSH_OUTPUT_CAP_BYTES - this.#size));
+    if (kept.length < chunk.length) this.cut = true;
+    if (!kept.length) return;
     this.#chunks.push(kept);
     this.#size += kept.length;
   }

@@ -12,9 +12,15 @@ export interface SshTarget {
   configPath?: string;
 }
 
+/** Bytes of stdout (and of stderr) kept per command: a runaway command cannot exhaust the worker's memory. */
+export const SSH_OUTPUT_CAP_BYTES = 4 * 1024 * 1024;
+
 export interface CommandResult {
   stdout: string;
   stderr: string;
+  /** stdout ran past SSH_OUTPUT_CAP_BYTES and was cut there: `stdout` is not all the command printed. */
+  stdoutCut?: true;
+  stderrCut?: true;
   /** Exit status; null when the command was killed by a signal or timed out. */
   code: number | null;
   signal?: string;
