@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { fixResolverJob } from '../../jobs/fix-resolver.ts';
 import { resolverCheck } from '../../src/features/resolver/index.ts';
 import { exitCodeFor, type Report } from '../../src/core/report.ts';
-import { RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
+import { option6Source, RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);
 
@@ -27,7 +27,7 @@ describe('DHCP option 6 on the rack: read from dhcpd.conf, and rewritten by MAAS
     expect(s.ssh.sessions).toBe(1);
     expect(s.ssh.commands.filter((c) => c.includes('dhcpd'))).toHaveLength(1);
     const servers = check?.findings.find((f) => f.code === 'RESOLVER_DHCP_SERVERS');
-    expect(servers?.summary).toBe(`Nodes on 10.20.0.0/24 are handed DHCP option 6: ${RACK_HOST}, ${REGION_IP}, in that order (${s.dhcpdPath} on the rack)`);
+    expect(servers?.summary).toBe(`Nodes on 10.20.0.0/24 are handed DHCP option 6: ${RACK_HOST}, ${REGION_IP}, in that order (${option6Source(s.dhcpdPath, `${RACK_HOST}, ${REGION_IP}`)})`);
     expect(JSON.stringify(check)).not.toContain('omapi');
     expect(JSON.stringify(check)).not.toContain(readFileSync(s.dhcpdPath, 'utf8').match(/secret "([^"]+)"/)?.[1] ?? 'no secret in the file');
   });
@@ -80,7 +80,7 @@ describe('DHCP option 6 on the rack: read from dhcpd.conf, and rewritten by MAAS
     const s = await site({ ipranges: [] });
     const [applied] = await apply(s);
     expect(outcomes(applied)).toEqual(['verify-forwarder verified', 'set-subnet-dns verified', 'check-dhcp failed', 'check-resolver skipped']);
-    expect(applied?.results?.[2]?.detail).toContain(`still hands out ${RACK_HOST}, ${REGION_IP}, and subnet 10.20.0.0/24 has no IP range whose save would have MAAS rewrite it. By hand: re-save one of subnet 10.20.0.0/24's IP ranges unchanged`);
+    expect(applied?.results?.[2]?.detail).toContain(`still hands out ${RACK_HOST}, ${REGION_IP} (${option6Source(s.dhcpdPath, `${RACK_HOST}, ${REGION_IP}`)}), and subnet 10.20.0.0/24 has no IP range whose save would have MAAS rewrite it. By hand: re-save one of subnet 10.20.0.0/24's IP ranges unchanged`);
     expect(exitCodeFor([applied as Report])).toBe(2);
 
     const [check] = await resolverCheckJob.run(s.ctx, { target: 'site-b' });

@@ -23,6 +23,12 @@ import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 
 export const NODE_SUBNET = { id: 20, cidr: '10.20.0.0/24' };
+
+/** Where the rack's dhcpd.conf sets option 6 for the node-facing subnet, as the findings name it. */
+export function option6Source(path: string, servers: string): string {
+  const line = readFileSync(path, 'utf8').split('\n').findIndex((l) => l.includes(`option domain-name-servers ${servers};`)) + 1;
+  return `\`option domain-name-servers ${servers};\` at ${path}:${line}, in subnet ${NODE_SUBNET.cidr}`;
+}
 /** The rack's own address (its resolver listens there), apart from the forwarder's 127.0.0.1: option 6 carries addresses only. */
 export const RACK_HOST = '127.0.1.2';
 export const REGION_IP = '10.0.0.5';

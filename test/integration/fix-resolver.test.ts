@@ -13,7 +13,7 @@ import { exitCodeFor, type Report } from '../../src/core/report.ts';
 import { executePlan } from '../../src/engine/repair/executor.ts';
 import { memoryJournal } from '../../src/engine/repair/journal.ts';
 import { resolverStepRunner } from '../../src/features/resolver/repair-steps.ts';
-import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
+import { DYNAMIC_RANGE, FORWARDER_SERIAL, NODE_SUBNET, option6Source, RACK_HOST, REGION_IP, resolverSitesPerTest, type ResolverSite } from './fix-resolver-site.ts';
 
 const resolverCheckJob = checkJob(resolverCheck);
 
@@ -81,7 +81,7 @@ describe('fix-resolver: plan and apply against a SERVFAIL rack, a running forwar
       ['RESOLVER_DHCP_SERVERS', 'info'],
     ]);
     expect(check?.findings[0]?.evidence).toMatchObject({ nodeFacing: 'forwarder', rackResolver: `${RACK_HOST}:${s.rackResolverPort}`, subnet: { id: 20, allow_dns: false } });
-    expect(check?.findings[1]?.summary).toBe(`Nodes on 10.20.0.0/24 are handed DHCP option 6: 127.0.0.1, in that order (${s.dhcpdPath} on the rack)`);
+    expect(check?.findings[1]?.summary).toBe(`Nodes on 10.20.0.0/24 are handed DHCP option 6: 127.0.0.1, in that order (${option6Source(s.dhcpdPath, '127.0.0.1')})`);
 
     // Healthy now: a second fix-resolver has nothing to do and changes nothing.
     const [again] = await run(s, true);

@@ -13,8 +13,12 @@ export function evaluateDhcp(snapshot: DhcpSnapshot): Evaluation {
   }
   const { dhcp } = snapshot.rack;
   const findings = dhcpFindings(snapshot.rack, snapshot.subnet);
+  if (dhcp.outcome === 'refused') return { verdict: `${site}: dhcpd would refuse ${dhcp.path}, so nodes on ${dhcp.subnet} get no answer from this rack once dhcpd restarts`, findings };
   const shown = dhcp.servers.join(', ') || 'no DNS server';
-  const handed = `${site}: nodes on ${dhcp.subnet} are handed ${shown} (DHCP option 6)`;
+  const others = dhcp.variants.length + dhcp.moreVariants;
+  const handed = dhcp.leases
+    ? `${site}: nodes on ${dhcp.subnet} are handed ${shown} (DHCP option 6${dhcp.scope.startsWith('subnet') ? '' : `, set in ${dhcp.scope}`})${others ? `; ${others} narrower scope${others === 1 ? ' gives' : 's give'} some nodes something else` : ''}`
+    : `${site}: dynamic nodes on ${dhcp.subnet} get no lease from the rack's dhcpd; nodes with a fixed address are handed ${shown} (DHCP option 6)`;
   if (findings.some((f) => f.code === 'RESOLVER_DHCP_RACK_FIRST')) return { verdict: `${handed}: the rack's own failing resolver comes first`, findings };
   const servers = findings.find((f) => f.code === 'RESOLVER_DHCP_SERVERS');
   if (servers?.severity === 'warning') return { verdict: `${handed}, which may not be what MAAS's subnet says now`, findings };

@@ -6,7 +6,7 @@ import type { SshSession } from '../../adapters/ssh/types.ts';
 import type { CheckContext } from '../check-spec.ts';
 import type { NodeSubnet } from '../resolver/dhcp-findings.ts';
 import { findSubnet } from '../resolver/node-facing.ts';
-import { readRackDhcp, type DhcpObservation } from '../resolver/rack-dhcpd.ts';
+import { readRackDhcp, type DhcpObservation } from '../dhcpd-conf/index.ts';
 import { digOnRack } from '../resolver/site-probe.ts';
 import { resolverLabel, type ResolverSnapshot } from '../resolver/types.ts';
 
@@ -14,7 +14,7 @@ import { resolverLabel, type ResolverSnapshot } from '../resolver/types.ts';
 export type DhcpSnapshot =
   | { site: string; outcome: 'no-rack' }
   | { site: string; outcome: 'unread'; reason: string; fix: string }
-  | { site: string; outcome: 'read'; rack: ResolverSnapshot & { dhcp: DhcpObservation & { outcome: 'read' } }; subnet?: NodeSubnet };
+  | { site: string; outcome: 'read'; rack: ResolverSnapshot & { dhcp: Extract<DhcpObservation, { outcome: 'read' | 'refused' }> }; subnet?: NodeSubnet };
 
 /**
  * MAAS's node-facing subnet (rack.subnet, any user's key may read subnets), then over one SSH

@@ -29,6 +29,8 @@ export interface SubnetOption6 {
   declaredAt: string;
   /** What an ordinary dynamic client gets; null when a dynamic client gets no lease here. */
   dynamic: NodeOption6 | null;
+  /** What a node with a fixed address here gets before its own host scope (it leases from no pool). */
+  fixedAddress: NodeOption6;
   variants: Option6Variant[];
   /** Variants left out of `variants` to keep it short. */
   moreVariants: number;
@@ -147,9 +149,11 @@ export function subnetOption6(conf: DhcpdConf, cidr: string, options: Option6Opt
   const pools = poolsOf(subnet);
   const ordinary = pools[0] ? { subnet, pool: pools[0], classes: baseClasses } : undefined;
   const dynamic = compute(ordinary);
+  const fixedAddress = compute({ subnet, classes: baseClasses }) as NodeOption6;
+  const baseline = dynamic ?? fixedAddress;
   const candidates: { who: string; at: string; option6: NodeOption6 | null }[] = [];
   const consider = (who: string, at: string, option6: NodeOption6 | null) => {
-    if (!sameOption6(option6, dynamic)) candidates.push({ who, at, option6 });
+    if (!sameOption6(option6, baseline)) candidates.push({ who, at, option6 });
   };
   for (const pool of pools.slice(1)) consider(`nodes leasing from pool ${pool.ranges.map((r) => r.text).join(', ')}`, whereText(pool.at), compute({ subnet, pool, classes: baseClasses }));
   for (const klass of conf.classes) {
@@ -180,6 +184,7 @@ export function subnetOption6(conf: DhcpdConf, cidr: string, options: Option6Opt
     subnet: subnet.cidr,
     declaredAt: whereText(subnet.at),
     dynamic,
+    fixedAddress,
     variants: candidates.slice(0, max),
     moreVariants: Math.max(0, candidates.length - max),
     notes: [...notesFor(declarations, subnet, pools, ordinary), ...onPath.opaque.map((o) => `option 6 is set inside \`${o.what}\` (${whereText(o.at)}): dhcpd runs that for one case or on an event only, so it is not counted here`)],
@@ -224,7 +229,7 @@ function notesFor(declarations: Subnet[], subnet: Subnet, pools: Pool[], ordinar
   if (declarations.length > 1) {
     notes.push(`${subnet.cidr} is declared ${declarations.length} times (${declarations.map((d) => whereText(d.at)).join(', ')}): dhcpd uses the last one, ${whereText(subnet.at)}, and its ranges only`);
   }
-  if (!ordinary) notes.push(`no range for ${subnet.cidr} in the declaration dhcpd uses (${whereText(subnet.at)}): only hosts with a fixed address get a lease`);
+  if (!ordinary) notes.push(`no range for ${subnet.cidr} in the declaration dhcpd uses (${whereText(subnet.at)}): only nodes with a fixed address (a host declaration) get a lease`);
   if (pools.length > 1) notes.push(`${pools.length} pools serve ${subnet.cidr}: an ordinary node is counted in the first (${whereText((pools[0] as Pool).at)})`);
   return notes;
 }

@@ -1,5 +1,5 @@
 import type { Adapters } from '../../adapters/adapters.ts';
-import { readRackDhcp, type DhcpObservation } from './rack-dhcpd.ts';
+import { readRackDhcp, type DhcpObservation } from '../dhcpd-conf/index.ts';
 import type { RackConfig, SiteConfig } from '../../core/config.ts';
 import { ConfigError, describeError } from '../../core/errors.ts';
 import type { Subnet } from '../../adapters/maas/types.ts';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Adapters } from '../../adapters/adapters.ts';
 import type { RackConfig, SiteConfig } from '../../core/config.ts';
-import { readRackDhcp, type DhcpObservation } from './rack-dhcpd.ts';
+import { notReadReason, readRackDhcp, sourceOf, type DhcpObservation } from '../dhcpd-conf/index.ts';
 import { describeError } from '../../core/errors.ts';
 import { versionAtLeast } from '../../adapters/maas/maas-version.ts';
 import type { IpRange } from '../../adapters/maas/types.ts';
@@ -66,14 +66,14 @@ export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapter
   const session = await adapters.ssh.connect(rackTarget(site));
   try {
     const first = await readRackDhcp(session, rack, site.name, cidr);
-    if (first.outcome !== 'read') return { outcome: 'failed', detail: `DHCP option 6 could not be read: ${first.outcome === 'no-subnet' ? first.problem : first.reason}` };
+    if (first.outcome !== 'read') return { outcome: 'failed', detail: `DHCP option 6 could not be read: ${notReadReason(first)}` };
     if (serves(first, expect)) {
       return { outcome: 'verified', detail: `${first.path} on ${session.host} hands nodes on ${cidr} option 6: ${shown(first.servers)} (MAAS rewrote it after the subnet edit)` };
     }
     const was =
       first.servers.join(' ') === expect.join(' ')
         ? `${first.path} reads ${shown(first.servers)}, but the running dhcpd started before it was written`
-        : `${first.path} still hands out ${shown(first.servers)}`;
+        : `${first.path} still hands out ${shown(first.servers)} (${sourceOf(first)})`;
     const maas = adapters.maas(site.maas);
     const version = await maas.version().then((v) => v.version, () => undefined);
     if (version !== undefined && !versionAtLeast(version, 3, 7)) {
@@ -104,7 +104,7 @@ export async function settleRackDhcp(site: SiteConfig, rack: RackConfig, adapter
         detail: `${first.path} handed out ${shown(first.servers)} after the subnet edit; re-saved IP range ${range.id} unchanged (MAAS 3.7+ rewrites dhcpd.conf on an IP range save, not on a subnet edit): now ${shown(after.servers)}`,
       };
     }
-    const now = after.outcome === 'read' ? shown(after.servers) : after.outcome === 'no-subnet' ? after.problem : after.reason;
+    const now = after.outcome === 'read' ? `${shown(after.servers)} (${sourceOf(after)})` : notReadReason(after);
     return { outcome: 'failed', detail: `re-saved IP range ${range.id}, but after ${Math.round(waitMs / 1000)}s ${first.path} still reads ${now}, not ${shown(expect)}. ${manualStep(cidr, range, first.path)}` };
   } finally {
     session.close();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { evaluateResolver } from './evaluate.ts';
+import { sourceOf } from '../dhcpd-conf/index.ts';
 import type { RackConfig } from '../../core/config.ts';
 import { answersZone, type SiteResolverGather } from './node-facing.ts';
 import { resolverLabel, type ResolverObservation } from './types.ts';
@@ -132,7 +133,8 @@ export function planResolverRepair(input: ResolverRepairInput): RepairPlan {
       subject: subnetSubject,
       action: STEP.dhcp,
       detail:
-        `read \`option domain-name-servers\` for ${subnet.cidr} in ${dhcp.path} on the rack (now ${dhcp.servers.join(', ') || '(none)'}); it must be ${to.dns_servers.join(', ')}. ` +
+        `read \`option domain-name-servers\` for ${subnet.cidr} in ${dhcp.path} on the rack (now ${dhcp.servers.join(', ') || '(none)'}, ${sourceOf(dhcp)}); it must be ${to.dns_servers.join(', ')}. ` +
+        (dhcp.scope.startsWith('subnet') || dhcp.scope === 'none' ? '' : `Nodes get it from ${dhcp.scope}, which MAAS writes from a DHCP snippet: no subnet edit changes that, so this step fails until the snippet is edited. `) +
         `If it is not: before MAAS 3.7 wait for MAAS's own rewrite (a subnet edit triggers one); from 3.7 (GET version/), which does not rewrite it after a subnet edit, re-save one of the subnet's IP ranges unchanged (PUT ipranges/<id>/ with its own comment): ` +
         `MAAS then rewrites dhcpd.conf and restarts dhcpd on the racks of that VLAN; read again, up to 60 s`,
       params: { site, subnetId: subnet.id, cidr: subnet.cidr, expect: [...to.dns_servers] },

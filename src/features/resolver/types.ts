@@ -1,4 +1,4 @@
-import type { DhcpObservation } from './rack-dhcpd.ts';
+import type { DhcpObservation } from '../dhcpd-conf/index.ts';
 import type { ResolverObservation } from '../../adapters/ssh/dig-types.ts';
 
 export type { ResolverObservation, SoaRecord } from '../../adapters/ssh/dig-types.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateResolver } from '../../../src/features/resolver/evaluate.ts';
 import { delegatesTo, findSubnet } from '../../../src/features/resolver/node-facing.ts';
-import type { DhcpObservation } from '../../../src/features/resolver/rack-dhcpd.ts';
+import type { DhcpObservation } from '../../../src/features/dhcpd-conf/index.ts';
 import type { ResolverObservation, ResolverSnapshot } from '../../../src/features/resolver/types.ts';
 import type { Subnet } from '../../../src/adapters/maas/types.ts';
 
@@ -14,7 +14,7 @@ const SERVFAIL: ResolverObservation = { outcome: 'reply', status: 'SERVFAIL', st
 const SILENT: ResolverObservation = { outcome: 'no-reply', detail: ';; communications error to 10.20.0.53#53: timed out' };
 
 const DHCPD = '/var/snap/maas/common/maas/dhcpd.conf';
-const read = (servers: string[]): DhcpObservation => ({ outcome: 'read', path: DHCPD, subnet: '10.20.0.0/24', servers, scope: 'subnet', otherScopes: [], serving: {} });
+const read = (servers: string[]): DhcpObservation => ({ outcome: 'read', path: DHCPD, subnet: '10.20.0.0/24', servers, scope: 'subnet 10.20.0.0/24', leases: true, variants: [], moreVariants: 0, notes: [], unread: [], unresolved: [], serving: {} });
 const FRESH = read(['10.20.0.53']);
 const STALE = read(['10.20.0.2', '10.0.0.5']);
 

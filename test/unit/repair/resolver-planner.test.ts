@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RackConfig } from '../../../src/core/config.ts';
 import type { SiteResolverGather } from '../../../src/features/resolver/node-facing.ts';
-import type { DhcpObservation } from '../../../src/features/resolver/rack-dhcpd.ts';
+import type { DhcpObservation } from '../../../src/features/dhcpd-conf/index.ts';
 import type { ResolverObservation } from '../../../src/features/resolver/types.ts';
 import type { Subnet } from '../../../src/adapters/maas/types.ts';
 import { commandDigest, configRefusal, planResolverRepair, type ResolverRepairInput } from '../../../src/features/resolver/repair-planner.ts';
@@ -118,7 +118,7 @@ describe('planResolverRepair', () => {
   });
 
   it('reports the rack first as measured in its dhcpd.conf, with the cause MAAS\'s source shows, and plans check-dhcp after the subnet change', () => {
-    const dhcp: DhcpObservation = { outcome: 'read', path: '/var/snap/maas/common/maas/dhcpd.conf', subnet: '10.20.0.0/24', servers: ['10.20.0.2', '10.0.0.5'], scope: 'subnet', otherScopes: [], serving: {} };
+    const dhcp: DhcpObservation = { outcome: 'read', path: '/var/snap/maas/common/maas/dhcpd.conf', subnet: '10.20.0.0/24', servers: ['10.20.0.2', '10.0.0.5'], scope: 'subnet 10.20.0.0/24', leases: true, variants: [], moreVariants: 0, notes: [], unread: [], unresolved: [], serving: {} };
     const plan = planResolverRepair(input({ dhcp }));
     expect(plan.findings.map((f) => [f.code, f.severity])).toEqual([
       ['RESOLVER_SERVFAIL', 'critical'],
