@@ -26,7 +26,8 @@ describe('the audit trail on Redis', () => {
     const audit = createAuditLog({ redis, key: auditKey({}, prefix), maxEntries: 100, log, redact: createRedactor([]) });
     for (let i = 0; i < 400; i++) await audit.record({ kind: 'command', actor: 'U0OPS1', channel: 'C0OPS', action: 'dns-check', target: i % 4 === 0 ? 'prod' : 'staging', outcome: 'queued', detail: `n=${i}` });
     // MAXLEN ~ trims whole stream nodes: about the bound, never unbounded.
-    expect(await redis.xlen(`${prefix}:audit`)).toBeLessThanOrEqual(200);
+    expect(await redis.xlen(`${prefix}:audit:activity`)).toBeLessThanOrEqual(200);
+    expect(await redis.xlen(`${prefix}:audit:activity`)).toBeGreaterThanOrEqual(100);
     const latest = await audit.latest({ limit: 3 });
     expect(latest.map((e) => e.detail)).toEqual(['n=399', 'n=398', 'n=397']);
     const prod = await audit.latest({ target: 'prod', limit: 5 });
@@ -43,7 +44,7 @@ describe('the audit trail on Redis', () => {
     const { log, lines } = capture();
     const audit = createAuditLog({ redis, key: `${prefix}:audit-secret`, log, redact: createRedactor(['the-canary-secret-42']) });
     await audit.record({ kind: 'command', actor: 'U0OPS1', action: 'dns-check', outcome: 'failed', detail: 'MAAS said the-canary-secret-42 and Bearer abc123def456ghi' });
-    const raw = JSON.stringify(await redis.xrange(`${prefix}:audit-secret`, '-', '+'));
+    const raw = JSON.stringify(await redis.xrange(`${prefix}:audit-secret:activity`, '-', '+'));
     expect(raw).not.toContain('the-canary-secret-42');
     expect(raw).not.toContain('abc123def456ghi');
     expect(raw).toContain('[redacted]');

@@ -212,7 +212,7 @@ describe('hostile slash-command text is answered with a clear error and queues n
   it('the audit trail keeps hostile input escaped and bounded', async () => {
     await command('dns-check pr\u202Eod\u200B');
     await waitUntil(async () => (await runtime.audit.latest({ limit: 1 }))[0]?.action === '(unreadable input)');
-    const raw = await redis.xrevrange(`${prefix}:audit`, '+', '-', 'COUNT', 200);
+    const raw = await redis.xrevrange(`${prefix}:audit:refusals`, '+', '-', 'COUNT', 200);
     const text = JSON.stringify(raw);
     expect(text).toContain('\\\\u{202e}');
     // eslint-disable-next-line no-control-regex

@@ -105,7 +105,7 @@ export function queueDashboardRoutes(options: QueueDashboardOptions): Route[] {
     if (lockedMs > 0) {
       res
         .writeHead(429, { 'retry-after': String(Math.ceil(lockedMs / 1000)), 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
-        .end('too many wrong passwords from this address; try again later\n');
+        .end('too many wrong passwords (from this address, or from everywhere at once); try again later\n');
       return;
     }
     if (!isAuthorized(req.headers.authorization, options.auth)) {

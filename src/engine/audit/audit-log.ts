@@ -3,7 +3,7 @@ import type { Config } from '../../core/config.ts';
 import { describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
 import { redactDeep, type Redactor } from '../../core/redact.ts';
-import { entryFields, entryFromFields, normaliseEntry, type AuditEntry, type AuditInput } from './audit-entry.ts';
+import { entryFields, entryFromFields, normaliseEntry, type AuditEntry, type AuditInput, type AuditKind } from './audit-entry.ts';
 
 /** What repairs, approvals, alerts and the Slack command path call. Never throws. */
 export interface AuditRecorder {
@@ -49,6 +49,27 @@ export interface AuditLogOptions {
 }
 
 export const DEFAULT_AUDIT_ENTRIES = 10_000;
+/** Refusals written per actor in each window; the rest are only counted. */
+export const REFUSAL_SAMPLE_PER_ACTOR = 20;
+const REFUSAL_WINDOW_MS = 60 * 60_000;
+/** The sampled refusals are a stream of their own, trimmed to about this many. */
+const MAX_REFUSAL_ENTRIES = 1_000;
+
+/**
+ * Where an entry goes. Decisions are never trimmed by anything but decisions; commands and alerts
+ * have their stream; refusals (anyone can cause them, in bulk, without logging in) are counted
+ * per actor and only a sample is written, to a stream of their own.
+ */
+const DECISION_KINDS = new Set<AuditKind>(['plan', 'approval', 'rejection', 'repair-step']);
+
+function streamKeys(key: string): { decisions: string; activity: string; refusals: string; counts: string } {
+  return { decisions: key, activity: `${key}:activity`, refusals: `${key}:refusals`, counts: `${key}:refusal-counts` };
+}
+
+/** Every key the audit trail writes under its stream key (for clean-up and ACLs). */
+export function auditKeys(key: string): string[] {
+  return Object.values(streamKeys(key));
+}
 const MAX_LIMIT = 500;
 /** latest({ target }) reads at most this many entries looking for matches. */
 const MAX_SCANNED = 20_000;
@@ -71,56 +92,100 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   const maxEntries = options.maxEntries ?? DEFAULT_AUDIT_ENTRIES;
   const timeoutMs = options.timeoutMs ?? 2_000;
 
+  const keys = streamKeys(options.key);
+  const redis = options.redis;
+
+  /** Counts the refusal; true when it is one of its actor's sample in this window. */
+  async function sampleRefusal(actor: string): Promise<boolean> {
+    const window = `${keys.counts}:window:${actor}`;
+    const result = await redis.multi().hincrby(keys.counts, 'total', 1).hincrby(keys.counts, `actor:${actor}`, 1).incr(window).exec();
+    const inWindow = Number(result?.[2]?.[1] ?? 0);
+    if (inWindow === 1) await redis.pexpire(window, REFUSAL_WINDOW_MS);
+    return inWindow <= REFUSAL_SAMPLE_PER_ACTOR;
+  }
+
+  async function append(entry: Omit<AuditEntry, 'id'>): Promise<void> {
+    if (entry.kind === 'refusal') {
+      if (await sampleRefusal(entry.actor)) await redis.xadd(keys.refusals, 'MAXLEN', '~', String(MAX_REFUSAL_ENTRIES), '*', ...entryFields(entry));
+      return;
+    }
+    const stream = DECISION_KINDS.has(entry.kind) ? keys.decisions : keys.activity;
+    await redis.xadd(stream, 'MAXLEN', '~', String(maxEntries), '*', ...entryFields(entry));
+  }
+
   return {
     key: options.key,
     async record(input) {
       const entry = redactDeep(normaliseEntry(input, now()), options.redact);
       log.info({ audit: entry }, `audit: ${entry.kind} ${entry.action}${entry.target ? ` ${entry.target}` : ''} by ${entry.actor}: ${entry.outcome}`);
       try {
-        await withTimeout(options.redis.xadd(options.key, 'MAXLEN', '~', String(maxEntries), '*', ...entryFields(entry)), timeoutMs);
+        await withTimeout(append(entry), timeoutMs);
       } catch (err) {
         log.error({ audit: entry, err: describeError(err) }, 'could not append to the audit trail in Redis; the entry above is in this log only');
       }
     },
     async latest(query = {}) {
       const limit = Math.min(Math.max(1, Math.floor(query.limit ?? 20)), MAX_LIMIT);
-      const found: AuditEntry[] = [];
-      let end = '+';
-      for (let scanned = 0; scanned < MAX_SCANNED && found.length < limit; ) {
-        const page = await options.redis.xrevrange(options.key, end, '-', 'COUNT', query.target ? PAGE : limit);
-        for (const [id, fields] of page) {
-          const entry = entryFromFields(id, fields);
-          if (!query.target || entry.target === query.target) found.push(entry);
-          if (found.length >= limit) break;
-        }
-        scanned += page.length;
-        const last = page.at(-1);
-        if (!last || page.length < (query.target ? PAGE : limit)) break;
-        end = `(${last[0]}`;
-      }
-      return found;
+      const streams = await Promise.all([keys.decisions, keys.activity, keys.refusals].map((key) => latestOf(redis, key, query.target, limit)));
+      return streams
+        .flat()
+        .sort((a, b) => compareStreamIds(b.id, a.id))
+        .slice(0, limit);
     },
     async range(query) {
       const limit = Math.min(Math.max(1, Math.floor(query.limit ?? MAX_RANGE)), MAX_RANGE);
-      const entries: AuditEntry[] = [];
-      let start = String(Math.max(0, Math.floor(query.since)));
-      for (let scanned = 0; scanned < MAX_SCANNED * 5; ) {
-        const page = await options.redis.xrange(options.key, start, '+', 'COUNT', PAGE);
-        for (const [id, fields] of page) {
-          const entry = entryFromFields(id, fields);
-          // The stream id is when it was appended, at or after the event: `at` decides.
-          if (entry.at < query.since || (query.target && entry.target !== query.target)) continue;
-          if (entries.length >= limit) return { entries, truncated: true };
-          entries.push(entry);
-        }
-        scanned += page.length;
-        const last = page.at(-1);
-        if (!last || page.length < PAGE) break;
-        start = `(${last[0]}`;
-      }
-      return { entries, truncated: false };
+      const streams = await Promise.all([keys.decisions, keys.activity, keys.refusals].map((key) => rangeOf(redis, key, query, limit)));
+      const entries = streams.flatMap((s) => s.entries).sort((a, b) => a.at - b.at || compareStreamIds(a.id, b.id));
+      return { entries: entries.slice(0, limit), truncated: entries.length > limit || streams.some((s) => s.truncated) };
     },
   };
+}
+
+/** One stream's entries at or after `since` (about `target` when given), oldest first. */
+async function rangeOf(redis: Redis, key: string, query: AuditRange, limit: number): Promise<{ entries: AuditEntry[]; truncated: boolean }> {
+  const entries: AuditEntry[] = [];
+  let start = String(Math.max(0, Math.floor(query.since)));
+  for (let scanned = 0; scanned < MAX_SCANNED * 5; ) {
+    const page = await redis.xrange(key, start, '+', 'COUNT', PAGE);
+    for (const [id, fields] of page) {
+      const entry = entryFromFields(id, fields);
+      // The stream id is when it was appended, at or after the event: `at` decides.
+      if (entry.at < query.since || (query.target && entry.target !== query.target)) continue;
+      if (entries.length >= limit) return { entries, truncated: true };
+      entries.push(entry);
+    }
+    scanned += page.length;
+    const last = page.at(-1);
+    if (!last || page.length < PAGE) break;
+    start = `(${last[0]}`;
+  }
+  return { entries, truncated: false };
+}
+
+/** The newest `limit` entries of one stream (about `target` when given), newest first. */
+async function latestOf(redis: Redis, key: string, target: string | undefined, limit: number): Promise<AuditEntry[]> {
+  const found: AuditEntry[] = [];
+  let end = '+';
+  const count = target ? PAGE : limit;
+  for (let scanned = 0; scanned < MAX_SCANNED && found.length < limit; ) {
+    const page = await redis.xrevrange(key, end, '-', 'COUNT', count);
+    for (const [id, fields] of page) {
+      const entry = entryFromFields(id, fields);
+      if (!target || entry.target === target) found.push(entry);
+      if (found.length >= limit) break;
+    }
+    scanned += page.length;
+    const last = page.at(-1);
+    if (!last || page.length < count) break;
+    end = `(${last[0]}`;
+  }
+  return found;
+}
+
+function compareStreamIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am - bm || as - bs;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -34,7 +34,7 @@ export const BOT_REDIS_COMMANDS: readonly string[] = [
 /** The `ACL SETUSER` arguments (after the user name and before the password) for a prefix and an optional audit key outside it. */
 export function botAclRules(prefix: string, auditKey?: string): string[] {
   const keys = [`~${prefix}:*`];
-  if (auditKey && !auditKey.startsWith(`${prefix}:`)) keys.push(`~${auditKey}`);
+  if (auditKey && !auditKey.startsWith(`${prefix}:`)) keys.push(`~${auditKey}`, `~${auditKey}:*`);
   return [...keys, 'resetchannels', '-@all', ...BOT_REDIS_COMMANDS.map((c) => `+${c}`)];
 }
 
