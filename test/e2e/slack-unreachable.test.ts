@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { freePort } from '../../lab/private-redis.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebClient } from '@slack/web-api';
 import { commandRouter } from '../../commands/dispatch.ts';
@@ -12,15 +13,6 @@ import { capturedLog, recordingQueue, testConfig } from './slack-harness.ts';
  * Slack that cannot be reached is the network's fault, not the token's: the bot names the host,
  * tries again with a doubling wait, and a post that never left is a failure, not "maybe posted".
  */
-
-/** A loopback port that refuses connections: a listener opened and closed again. */
-async function refusingPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** A listener that accepts each connection and drops it at once, counting them. */
 async function droppingServer(): Promise<{ server: Server; port: number; connections: () => number }> {
@@ -78,7 +70,7 @@ describe('an unreachable Slack at start', () => {
   });
 
   it('names the connect error when nothing listens', async () => {
-    const port = await refusingPort();
+    const port = await freePort();
     const app = await appAt(`http://127.0.0.1:${port}/api/`);
     await expect(app.start()).rejects.toThrow(new RegExp(`Slack could not be reached at 127\\.0\\.0\\.1:${port} \\(ECONNREFUSED; 3 tries\\)`));
   });
@@ -86,7 +78,7 @@ describe('an unreachable Slack at start', () => {
 
 describe('a post that never left', () => {
   it('is known not to be stored: the failure is thrown, not answered as a post of unknown outcome', async () => {
-    const port = await refusingPort();
+    const port = await freePort();
     const client = new WebClient('xoxb-x', { slackApiUrl: `http://127.0.0.1:${port}/api/`, retryConfig: { retries: 0 } });
     const err = await client.chat.postMessage({ channel: 'C0ALERTS', text: 'x' }).catch((e: unknown) => e);
     expect(neverSent(err)).toBe(true);

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../lab/private-redis.ts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../helpers/redis.ts';
 
@@ -26,15 +26,6 @@ sites:
       ssh: { user: ops, privateKey: file:/nonexistent/rack_ed25519, hostKey: "SHA256:${'A'.repeat(43)}" }
 schedules: { resolver: 5m }
 `;
-
-/** A loopback port nothing listens on: connecting is refused at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 interface Started {
   child: ChildProcess;
@@ -77,7 +68,7 @@ describe('maas-chatops processes', () => {
   });
 
   it('a worker that never reached Redis stops on one SIGTERM, and every stderr line is one JSON object', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     // A bot token (never used: no job runs) brings the Slack client and its debug lines.
     running = start('worker', { REDIS_URL: `redis://127.0.0.1:${port}`, SLACK_BOT_TOKEN: 'xoxb-never-used', SLACK_API_URL: `http://127.0.0.1:${port}/api/`, LOG_LEVEL: 'debug' }, join(dir, 'maas-chatops.yaml'));
     const started = running;
@@ -104,7 +95,7 @@ describe('maas-chatops processes', () => {
   }, 120_000);
 
   it('a bot without its Slack token says so on one JSON line and exits 64', async () => {
-    running = start('bot', { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` }, join(dir, 'maas-chatops.yaml'));
+    running = start('bot', { REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, join(dir, 'maas-chatops.yaml'));
     const exit = await running.exit;
     expect(exit.code).toBe(64);
     const fatal = jsonLines(running.stderr()).filter((l) => l.level === 60);
