@@ -66,9 +66,8 @@ async function runCommandStep(s: LabSession, step: LabCommandStep): Promise<void
     await settle(() => alertActivity(s.emulator), 1_600);
   }
   if (step.expect === 'report') {
-    // The result replaces the command's "running" answer (or, where it cannot, is a new post).
-    const resultShown = (e: SlackEmulator) =>
-      e.answersTo(sent.responseUrl).some((m) => m.updates.some((u) => u.via === 'response_url')) || e.channelMessages(LAB_CHANNELS.ops).some((m) => m.seq > startSeq && m.via === 'chat.postMessage');
+    // The result edits the command's "running" answer (or, where it cannot, is a new post).
+    const resultShown = (e: SlackEmulator) => e.resultsIn(LAB_CHANNELS.ops).some((m) => (m.updates.at(-1)?.seq ?? m.seq) > startSeq);
     await s.emulator.waitFor(resultShown, {
       timeoutMs: STEP_TIMEOUT_MS,
       description: `the result of /maas ${step.text}`,

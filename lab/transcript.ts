@@ -69,11 +69,11 @@ function messageLines(m: EmulatedMessage, names: TranscriptNames, fromSeq: numbe
 
 /**
  * An edit is shown by what changed for a reader: its headline and its closing lines. A command's
- * answer replaced by its result (through the response_url) reads in full: it is the result.
+ * answer edited into its result (its first edit) reads in full: it is the result.
  */
 function updateLines(m: EmulatedMessage, update: EmulatedMessage['updates'][number], names: TranscriptNames): string[] {
   const body = bodyLines(update, names);
-  if (update.via === 'response_url') return [`${names.bot} replaced its answer with the result${channelLabel(m.channel, names)}:`, ...body.map((l) => `  ${l}`)];
+  if (m.metadata?.event_payload.answer_to !== undefined && update === m.updates[0]) return [`${names.bot} replaced its answer with the result${channelLabel(m.channel, names)}:`, ...body.map((l) => `  ${l}`)];
   const shown = body.length > 5 ? [...body.slice(0, 2), '…', ...body.slice(-3)] : body;
   return [`${names.bot} edited its message${channelLabel(m.channel, names)}:`, ...shown.map((l) => `  ${l}`)];
 }

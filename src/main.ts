@@ -24,6 +24,8 @@ import { alertActionHandlers } from './edge/slack/alert-actions.ts';
 import { approvalHandlers } from './edge/slack/approvals.ts';
 import { metricsOutcome } from './edge/slack/command-result.ts';
 import { commandName } from './edge/slack/invocation.ts';
+import { redisAnswerBoard } from './edge/slack/answer-board.ts';
+import { CHANNEL_INTERVAL_MS, redisPacer } from './edge/slack/channel-pacer.ts';
 import { createSlackGateway, type SlackGateway } from './edge/slack/gateway.ts';
 import { createPlanStore, type PlanStore } from './engine/repair/plan-store.ts';
 import { AlertStore } from './edge/alerts/alert-store.ts';
@@ -236,6 +238,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         log,
         metrics,
         onFallback: (reason) => metrics.recordSlackFallback(reason),
+        // Shared by the bot and every worker: one pace per channel, and where each command's answer is.
+        pacer: redisPacer(producer, { prefix, intervalMs: CHANNEL_INTERVAL_MS, log }),
+        answers: redisAnswerBoard(producer, { prefix, log }),
       })
     : undefined;
   const w: Wiring = { options, env, host: options.host ?? env.host, redact, log, prefix, redis, producer, queues, metrics, audit, plans, slack, closers: [] };

@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import type { ApiCall, EmulatedFile, EmulatedMessage, Invocation, SocketAck, SocketConnection, TokenKind } from './records.ts';
 import { nowSeconds, slackSignature } from './signing.ts';
 import { SocketModeServer } from './socket-mode.ts';
-import { addMessage, applyUpdate, blocksOf, callMethod, contentProblem, EMULATED, type WebApiState } from './web-api.ts';
+import { answerKey } from '../../src/edge/slack/answer-board.ts';
+import { addMessage, applyUpdate, blocksOf, callMethod, contentProblem, EMULATED, type EmulatedConversation, type WebApiState } from './web-api.ts';
 
 export type { ApiCall, EmulatedFile, EmulatedMessage, Invocation, MessageUpdate, SocketAck, SocketConnection } from './records.ts';
 export { slackSignature } from './signing.ts';
 export { BLOCK_LIMITS, checkBlocks, checkMessage } from './block-limits.ts';
-export { EMULATED } from './web-api.ts';
+export { EMULATED, UPDATE_TEXT_LIMIT, type EmulatedConversation } from './web-api.ts';
 
 export interface SlackEmulatorOptions {
   /** A loopback address; default 127.0.0.1. */
@@ -17,8 +18,18 @@ export interface SlackEmulatorOptions {
   botToken?: string;
   appToken?: string;
   signingSecret?: string;
-  /** When set, every other channel answers `channel_not_found`. */
+  /** Public channels the bot is in; when set (or `conversations` is), every other channel answers `channel_not_found`. */
   channels?: string[];
+  /** Channels with their privacy and the bot's membership (default: public, a member). */
+  conversations?: { id: string; private?: boolean; member?: boolean }[];
+  /**
+   * `non-marketplace`: conversations.history and .replies as Slack limits a commercially
+   * distributed app outside the Marketplace: one call a minute per method, at most 15 messages
+   * (S-HISTORY-NON-MARKETPLACE). Default `tier3`: pages of up to 1000, no per-minute count.
+   */
+  historyLimits?: 'tier3' | 'non-marketplace';
+  /** When set, a chat.postMessage to a channel sooner than this after the last one taken there gets 429 (S-POST-RATE). */
+  postGapMs?: number;
   /** How long Slack waits for an ack; default 3000 ms. */
   ackTimeoutMs?: number;
   /** Socket Mode pings; default every 10 s. */
@@ -108,12 +119,16 @@ export interface SlackEmulator {
    */
   refuseNext(count: number, error: string, method: string): void;
   /**
-   * The next `count` Web API calls (of `method`, when given) fail with HTTP `status` (default 500).
-   * `afterStoring`: the call is carried out first (the message is stored), as when Slack fails
-   * after writing; otherwise nothing happens. `method: 'response_url'` (with afterStoring) fails
-   * response_url posts the same way.
+   * The next `count` Web API calls (of `method`, when given) fail. `answer` says how: `http`
+   * (default) an HTTP `status` (default 500); `ok-false` HTTP 200 with `{ ok: false, error }`
+   * (default `internal_error`, S-INTERNAL-ERROR); `never` no answer at all, the connection held
+   * open until the client gives up (S-NO-ANSWER). `afterStoring`: the call is carried out first
+   * (the message is stored), as when Slack fails after writing; otherwise nothing happens.
+   * `method: 'response_url'` (with afterStoring) fails response_url posts the same way.
    */
-  failNext(count: number, options?: { method?: string; status?: number; afterStoring?: boolean }): void;
+  failNext(count: number, options?: FailureOptions): void;
+  /** Puts the bot in (or takes it out of) a channel. */
+  setMembership(channel: string, member: boolean): void;
   channelMessages(channel: string): EmulatedMessage[];
   /**
    * The results shown in a channel, in the order they arrived: a command's answer replaced
@@ -137,13 +152,18 @@ export interface SlackEmulator {
   close(): Promise<void>;
 }
 
+export interface FailureOptions {
+  method?: string;
+  status?: number;
+  afterStoring?: boolean;
+  answer?: 'http' | 'ok-false' | 'never';
+  error?: string;
+}
+
 interface ResponseUrlEntry {
   channel: string;
   user: string;
-  /**
-   * The message `replace_original` replaces: the clicked message for a button; for a slash
-   * command, the first answer posted through the URL (or in the ack body).
-   */
+  /** The clicked message, which `replace_original` replaces; a slash command's URL has none (S-RESPONSE-URL-REPLACE). */
   messageTs?: string;
   uses: number;
   issuedAt: number;
@@ -179,9 +199,13 @@ class Emulator implements SlackEmulator {
   readonly #responseUrls = new Map<string, ResponseUrlEntry>();
   readonly #rateLimits: { remaining: number; retryAfterSec: number; method?: string }[] = [];
   readonly #refusals: { remaining: number; error: string; method: string }[] = [];
-  readonly #failures: { remaining: number; method?: string; status: number; afterStoring: boolean }[] = [];
+  readonly #failures: (Required<Pick<FailureOptions, 'status' | 'afterStoring' | 'answer' | 'error'>> & { remaining: number; method?: string })[] = [];
   readonly #missingScopes: Set<string>;
-  readonly #channels: Set<string> | undefined;
+  readonly #conversations: Map<string, EmulatedConversation> | undefined;
+  readonly #historyLimits: 'tier3' | 'non-marketplace';
+  readonly #postGapMs: number | undefined;
+  readonly #lastPost = new Map<string, number>();
+  readonly #lastRead = new Map<string, number>();
   readonly #ackTimeoutMs: number;
   readonly #tsBase = nowSeconds();
   #tsCounter = 0;
@@ -191,7 +215,9 @@ class Emulator implements SlackEmulator {
     this.botToken = options.botToken ?? `xoxb-emulated-${randomBytes(8).toString('hex')}`;
     this.appToken = options.appToken ?? `xapp-1-emulated-${randomBytes(8).toString('hex')}`;
     this.signingSecret = options.signingSecret ?? randomBytes(16).toString('hex');
-    this.#channels = options.channels ? new Set(options.channels) : undefined;
+    this.#conversations = options.channels || options.conversations ? conversationsFrom(options) : undefined;
+    this.#historyLimits = options.historyLimits ?? 'tier3';
+    this.#postGapMs = options.postGapMs;
     this.#ackTimeoutMs = options.ackTimeoutMs ?? 3000;
     this.#missingScopes = new Set(options.missingScopes ?? []);
     this.#server = createServer((req, res) => {
@@ -247,8 +273,20 @@ class Emulator implements SlackEmulator {
     return refusal.error;
   }
 
-  failNext(count: number, options: { method?: string; status?: number; afterStoring?: boolean } = {}): void {
-    this.#failures.push({ remaining: count, status: options.status ?? 500, afterStoring: options.afterStoring ?? false, ...(options.method ? { method: options.method } : {}) });
+  failNext(count: number, options: FailureOptions = {}): void {
+    this.#failures.push({
+      remaining: count,
+      status: options.status ?? 500,
+      afterStoring: options.afterStoring ?? false,
+      answer: options.answer ?? 'http',
+      error: options.error ?? 'internal_error',
+      ...(options.method ? { method: options.method } : {}),
+    });
+  }
+
+  setMembership(channel: string, member: boolean): void {
+    const known = this.#conversations?.get(channel);
+    if (known) known.member = member;
   }
 
   channelMessages(channel: string): EmulatedMessage[] {
@@ -256,14 +294,16 @@ class Emulator implements SlackEmulator {
   }
 
   resultsIn(channel: string): EmulatedMessage[] {
-    const arrived = (m: EmulatedMessage) => m.updates.find((u) => u.via === 'response_url')?.seq ?? m.seq;
+    const arrived = (m: EmulatedMessage) => m.updates.at(-1)?.seq ?? m.seq;
+    const stillAnswer = (m: EmulatedMessage) => answerTag(m) !== undefined && !m.updates.length;
     return this.channelMessages(channel)
-      .filter((m) => !m.threadTs && !m.ephemeral && !m.deleted && (m.via === 'chat.postMessage' || m.updates.some((u) => u.via === 'response_url')))
+      .filter((m) => !m.threadTs && !m.ephemeral && !m.deleted && m.via !== 'ack' && !stillAnswer(m))
       .sort((a, b) => arrived(a) - arrived(b));
   }
 
   answersTo(responseUrl: string): EmulatedMessage[] {
-    return this.messages.filter((m) => m.responseUrl === responseUrl);
+    const key = answerKey(responseUrl);
+    return this.messages.filter((m) => !m.deleted && (m.responseUrl === responseUrl || answerTag(m) === key));
   }
 
   async waitFor<T>(predicate: (emulator: SlackEmulator) => T | undefined | null | false, options: WaitOptions = {}): Promise<T> {
@@ -438,7 +478,7 @@ class Emulator implements SlackEmulator {
   #postAckPayload(payload: Record<string, unknown>, invocation: Invocation): void {
     if (invocation.kind !== 'slash_command' || contentProblem(payload)) return;
     const inChannel = payload.response_type === 'in_channel';
-    const posted = addMessage(this.#state, {
+    addMessage(this.#state, {
       channel: invocation.channel,
       text: typeof payload.text === 'string' ? payload.text : '',
       blocks: blocksOf(payload.blocks),
@@ -448,8 +488,6 @@ class Emulator implements SlackEmulator {
       via: 'ack',
       responseUrl: invocation.responseUrl,
     });
-    const entry = this.#responseUrls.get(invocation.responseUrl.slice(`${this.url}/response/`.length));
-    if (entry) entry.messageTs ??= posted.ts;
   }
 
   responseUrlFor(channel: string, user: string): string {
@@ -472,9 +510,30 @@ class Emulator implements SlackEmulator {
     return this.#seq;
   }
 
+  /**
+   * Slack's pacing the emulator enforces when asked: posts to one channel (postGapMs, S-POST-RATE)
+   * and a non-Marketplace app's history reads (S-HISTORY-NON-MARKETPLACE). Each method apart.
+   */
+  #paceProblem(method: string, params: Record<string, unknown>): { retryAfterSec: number } | undefined {
+    const now = Date.now();
+    if (method === 'chat.postMessage' && this.#postGapMs !== undefined && typeof params.channel === 'string') {
+      const last = this.#lastPost.get(params.channel);
+      if (last !== undefined && now - last < this.#postGapMs) return { retryAfterSec: 1 };
+      this.#lastPost.set(params.channel, now);
+    }
+    if ((method === 'conversations.history' || method === 'conversations.replies') && this.#historyLimits === 'non-marketplace') {
+      const last = this.#lastRead.get(method);
+      if (last !== undefined && now - last < 60_000) return { retryAfterSec: Math.ceil((60_000 - (now - last)) / 1000) };
+      this.#lastRead.set(method, now);
+    }
+    return undefined;
+  }
+
   get #state(): WebApiState {
+    const conversations = this.#conversations;
     return {
-      channels: this.#channels,
+      conversation: (id) => (conversations ? conversations.get(id) : { id, private: false, member: true }),
+      historyPageLimit: this.#historyLimits === 'non-marketplace' ? 15 : 1000,
       missingScopes: this.#missingScopes,
       messages: this.messages,
       nextTs: () => `${this.#tsBase}.${String(++this.#tsCounter).padStart(6, '0')}`,
@@ -508,11 +567,21 @@ class Emulator implements SlackEmulator {
       sendJson(res, 429, response, { 'retry-after': String(limit.retryAfterSec) });
       return;
     }
+    const paced = this.#paceProblem(method, params);
+    if (paced) {
+      const response = { ok: false, error: 'ratelimited' };
+      this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: 429, response });
+      sendJson(res, 429, response, { 'retry-after': String(paced.retryAfterSec) });
+      return;
+    }
     const failure = this.#failures.find((f) => f.remaining > 0 && (!f.method || f.method === method));
     if (failure) {
       failure.remaining -= 1;
       const carriedOut = failure.afterStoring ? callMethod(method, params, auth, this.#state) : { ok: false, error: 'not carried out' };
-      this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: failure.status, response: carriedOut });
+      const status = failure.answer === 'http' ? failure.status : failure.answer === 'ok-false' ? 200 : 0;
+      this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status, response: carriedOut });
+      if (failure.answer === 'never') return; // held open: closeAllConnections ends it
+      if (failure.answer === 'ok-false') return sendJson(res, 200, { ok: false, error: failure.error });
       res.writeHead(failure.status, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Internal Server Error</body></html>');
       return;
     }
@@ -555,6 +624,7 @@ class Emulator implements SlackEmulator {
     const problem = this.#refusal('response_url') ?? (payload.delete_original ? undefined : contentProblem(payload));
     if (problem) return sendJson(res, 400, { ok: false, error: problem });
     entry.uses += 1;
+    // Only a click's URL edits a message; a slash command's posts anew, whatever it asks (S-RESPONSE-URL-REPLACE).
     const original = entry.messageTs ? this.messages.find((m) => m.ts === entry.messageTs && m.channel === entry.channel) : undefined;
     if (original && isTrue(payload.delete_original)) {
       original.deleted = true;
@@ -562,7 +632,7 @@ class Emulator implements SlackEmulator {
       applyUpdate(this.#state, original, { text: typeof payload.text === 'string' ? payload.text : '', blocks: blocksOf(payload.blocks), via: 'response_url' });
     } else {
       const inChannel = payload.response_type === 'in_channel';
-      const posted = addMessage(this.#state, {
+      addMessage(this.#state, {
         channel: entry.channel,
         text: typeof payload.text === 'string' ? payload.text : '',
         blocks: blocksOf(payload.blocks),
@@ -572,16 +642,29 @@ class Emulator implements SlackEmulator {
         via: 'response_url',
         responseUrl: `${this.url}/response/${id}`,
       });
-      entry.messageTs ??= posted.ts;
     }
     const failure = this.#failures.find((f) => f.remaining > 0 && f.afterStoring && f.method === 'response_url');
     if (failure) {
       failure.remaining -= 1;
+      if (failure.answer === 'never') return;
       res.writeHead(failure.status, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Internal Server Error</body></html>');
       return;
     }
     sendJson(res, 200, { ok: true });
   }
+}
+
+function conversationsFrom(options: SlackEmulatorOptions): Map<string, EmulatedConversation> {
+  const all = new Map<string, EmulatedConversation>();
+  for (const id of options.channels ?? []) all.set(id, { id, private: false, member: true });
+  for (const c of options.conversations ?? []) all.set(c.id, { id: c.id, private: c.private ?? false, member: c.member ?? true });
+  return all;
+}
+
+/** The command a bot's own answer belongs to, from the tag it carries in its metadata (`answer_to`). */
+function answerTag(m: EmulatedMessage): string | undefined {
+  const tag = m.metadata?.event_payload.answer_to;
+  return typeof tag === 'string' ? tag : undefined;
 }
 
 function eventsUrl(appUrl: string): string {

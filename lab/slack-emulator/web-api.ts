@@ -9,10 +9,20 @@ export const EMULATED = {
   botId: 'B0BOT',
 } as const;
 
+/** A channel as the emulator knows it: whether it is private and whether the bot is a member. */
+export interface EmulatedConversation {
+  id: string;
+  private: boolean;
+  member: boolean;
+}
+
 export interface WebApiState {
-  channels: Set<string> | undefined;
+  /** The channel, or undefined where Slack answers channel_not_found. */
+  conversation(id: string): EmulatedConversation | undefined;
   /** Bot scopes the app was not granted: methods that need one answer missing_scope. */
   missingScopes: Set<string>;
+  /** The most messages one conversations.history or .replies call returns (1000, or 15 for a non-Marketplace app). */
+  historyPageLimit: number;
   messages: EmulatedMessage[];
   nextTs(): string;
   nextSeq(): number;
@@ -46,7 +56,7 @@ const handlers: Record<string, Handler> = {
         },
   'chat.postMessage': botOnly((p, state) => {
     const channel = str(p.channel);
-    const problem = channelProblem(channel, state) ?? contentProblem(p);
+    const problem = accessProblem(channel, state, 'post') ?? contentProblem(p);
     if (problem) return fail(problem);
     const message = addMessage(state, {
       channel: channel!,
@@ -60,31 +70,30 @@ const handlers: Record<string, Handler> = {
     if (metadata) message.metadata = metadata;
     return { ok: true, channel: message.channel, ts: message.ts, message: slackMessage(message) };
   }),
-  // Top-level messages, newest first (https://docs.slack.dev/reference/methods/conversations.history); needs channels:history.
+  // Top-level messages, newest first, a page at a time (S-HISTORY-PAGES); only where the bot is a member (S-READ-MEMBER).
   'conversations.history': botOnly((p, state) => {
     const channel = str(p.channel);
-    const problem = channelProblem(channel, state) ?? scopeProblem('channels:history', state);
+    const problem = accessProblem(channel, state, 'read') ?? scopeProblem('channels:history', state);
     if (problem) return fail(problem);
     const inRange = (m: EmulatedMessage) => withinTs(m.ts, str(p.oldest), str(p.latest), p.inclusive === true || p.inclusive === 'true');
     const found = visible(state, channel!).filter((m) => (!m.threadTs || m.threadTs === m.ts) && inRange(m)).reverse();
-    const limit = Math.min(Number(p.limit ?? 100) || 100, 1000);
-    return { ok: true, messages: found.slice(0, limit).map((m) => slackMessage(m, metadataAsked(p))), has_more: found.length > limit };
+    return page(found, p, state);
   }),
-  // A thread: its parent, then the replies oldest first; needs channels:history.
+  // A thread: its parent, then the replies oldest first, a page at a time; only where the bot is a member.
   'conversations.replies': botOnly((p, state) => {
     const channel = str(p.channel);
     const ts = str(p.ts);
-    const problem = channelProblem(channel, state) ?? scopeProblem('channels:history', state);
+    const problem = accessProblem(channel, state, 'read') ?? scopeProblem('channels:history', state);
     if (problem) return fail(problem);
     const thread = visible(state, channel!).filter((m) => m.ts === ts || m.threadTs === ts);
     if (!thread.length) return fail('thread_not_found');
     const inRange = (m: EmulatedMessage) => m.ts === ts || withinTs(m.ts, str(p.oldest), str(p.latest), true);
-    return { ok: true, messages: thread.filter(inRange).map((m) => slackMessage(m, metadataAsked(p))), has_more: false };
+    return page(thread.filter(inRange), p, state);
   }),
   'chat.postEphemeral': botOnly((p, state) => {
     const channel = str(p.channel);
     const user = str(p.user);
-    const problem = channelProblem(channel, state) ?? (user ? undefined : 'user_not_found') ?? contentProblem(p);
+    const problem = accessProblem(channel, state, 'ephemeral') ?? (user ? undefined : 'user_not_found') ?? contentProblem(p);
     if (problem) return fail(problem);
     const message = addMessage(state, {
       channel: channel!,
@@ -97,15 +106,29 @@ const handlers: Record<string, Handler> = {
     });
     return { ok: true, message_ts: message.ts };
   }),
+  // The app's own messages only (S-UPDATE-OWN); text within 4,000 (S-UPDATE-TEXT); blocks left out are kept (S-UPDATE-BLOCKS).
   'chat.update': botOnly((p, state) => {
     const channel = str(p.channel);
     const ts = str(p.ts);
-    const problem = channelProblem(channel, state) ?? contentProblem(p);
+    const problem = accessProblem(channel, state, 'update') ?? contentProblem(p) ?? (str(p.text) && str(p.text)!.length > UPDATE_TEXT_LIMIT ? 'msg_too_long' : undefined);
     if (problem) return fail(problem);
     const message = state.messages.find((m) => m.channel === channel && m.ts === ts && !m.ephemeral && !m.deleted);
     if (!message) return fail('message_not_found');
+    if (message.via !== 'chat.postMessage') return fail('cant_update_message');
     applyUpdate(state, message, { text: str(p.text) ?? message.text, blocks: p.blocks === undefined ? message.blocks : blocksOf(p.blocks), via: 'chat.update' });
     return { ok: true, channel, ts, text: message.text, message: slackMessage(message) };
+  }),
+  // The app deletes its own messages; anything else is cant_delete_message.
+  'chat.delete': botOnly((p, state) => {
+    const channel = str(p.channel);
+    const ts = str(p.ts);
+    const problem = accessProblem(channel, state, 'update');
+    if (problem) return fail(problem);
+    const message = state.messages.find((m) => m.channel === channel && m.ts === ts && !m.ephemeral && !m.deleted);
+    if (!message) return fail('message_not_found');
+    if (message.via !== 'chat.postMessage') return fail('cant_delete_message');
+    message.deleted = true;
+    return { ok: true, channel, ts };
   }),
   'files.getUploadURLExternal': botOnly((p, state) => {
     const filename = str(p.filename);
@@ -120,7 +143,7 @@ const handlers: Record<string, Handler> = {
     const list = jsonList(p.files);
     if (!list?.length) return fail('invalid_arguments');
     const channel = str(p.channel_id);
-    const problem = channel ? channelProblem(channel, state) : undefined;
+    const problem = channel ? accessProblem(channel, state, 'ephemeral') : undefined;
     if (problem) return fail(problem);
     const files: EmulatedFile[] = [];
     for (const item of list) {
@@ -187,7 +210,7 @@ export function applyUpdate(
   update: { text: string; blocks: unknown[] | undefined; via: 'chat.update' | 'response_url' },
 ): void {
   message.text = update.text;
-  if (update.blocks) message.blocks = update.blocks;
+  if (update.blocks?.length) message.blocks = update.blocks;
   else delete message.blocks;
   message.updates.push({ seq: state.nextSeq(), at: Date.now(), via: update.via, text: update.text, ...(update.blocks ? { blocks: update.blocks } : {}) });
 }
@@ -239,10 +262,35 @@ function metadataOf(value: unknown): EmulatedMessage['metadata'] | undefined {
   return { event_type: m.event_type, event_payload: m.event_payload as Record<string, unknown> };
 }
 
-function channelProblem(channel: string | undefined, state: WebApiState): string | undefined {
-  if (!channel) return 'channel_not_found';
-  if (state.channels && !state.channels.has(channel)) return 'channel_not_found';
-  return undefined;
+/** chat.update refuses a text longer than this (S-UPDATE-TEXT). */
+export const UPDATE_TEXT_LIMIT = 4_000;
+
+/**
+ * Membership (S-POST-PUBLIC, S-POST-PRIVATE, S-READ-MEMBER): a private channel the bot is not in
+ * does not exist for it; a public one takes posts with chat:write.public and nothing else.
+ * `ephemeral` covers chat.postEphemeral and sharing a file, which need the bot in the channel.
+ */
+function accessProblem(channel: string | undefined, state: WebApiState, need: 'post' | 'read' | 'ephemeral' | 'update'): string | undefined {
+  const conversation = channel ? state.conversation(channel) : undefined;
+  if (!conversation || (conversation.private && !conversation.member)) return 'channel_not_found';
+  if (conversation.member || need === 'update') return undefined;
+  if (need === 'post') return state.missingScopes.has('chat:write.public') ? 'not_in_channel' : undefined;
+  return 'not_in_channel';
+}
+
+/** A page of `found` as `limit` and `cursor` ask, with has_more and the next cursor (S-HISTORY-PAGES). */
+function page(found: EmulatedMessage[], p: Record<string, unknown>, state: WebApiState): ApiResult {
+  const asked = Number(p.limit ?? 100) || 100;
+  const limit = Math.min(asked, state.historyPageLimit);
+  const start = typeof p.cursor === 'string' && /^\d+$/.test(p.cursor) ? Number(p.cursor) : 0;
+  const messages = found.slice(start, start + limit);
+  const more = found.length > start + limit;
+  return {
+    ok: true,
+    messages: messages.map((m) => slackMessage(m, metadataAsked(p))),
+    has_more: more,
+    ...(more ? { response_metadata: { next_cursor: String(start + limit) } } : {}),
+  };
 }
 
 function jsonList(value: unknown): unknown[] | undefined {

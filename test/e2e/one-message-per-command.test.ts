@@ -1,31 +1,34 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { JobData } from '../../src/engine/job-types.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import type { ReplyTarget } from '../../src/engine/notifier.ts';
 import { finishReport, type Report } from '../../src/core/report.ts';
 import { type SlackApp } from '../../src/edge/slack/app.ts';
-import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
-import { capturedLog, recordingQueue, startHttpBot, type CapturedLog } from './slack-harness.ts';
+import { createSlackNotifier, SlackDeliveryError } from '../../src/edge/slack/notifier.ts';
+import { capturedLog, recordingQueue, startHttpBot, testConfig, TEST_CONFIG_YAML, type CapturedLog } from './slack-harness.ts';
 
 /*
- * "Slack at incident scale", one top-level message per command: a check's "running, the result
- * will be posted here" answer is replaced by its result (through the command's response_url),
- * the details of an `all` run go in that message's thread, and only when the response_url cannot
- * be used any more does the result come as a new message (and the log says so).
+ * One visible message per command, under Slack's rules (docs/slack-behaviour.md): the bot posts a
+ * check's "running, the result will be posted here" answer as its own message and the result
+ * edits it (a slash command's response_url cannot replace, S-RESPONSE-URL-REPLACE); the details
+ * of an `all` run go in that message's thread. Where the bot cannot post (a private channel it is
+ * not in) the running note goes to the requester alone and the result through the response_url.
  */
 
+const PRIVATE = 'C0PRIV';
 let emulator: SlackEmulator;
 let bot: SlackApp | undefined;
 let queued: { jobName: string; data: JobData }[];
 let workerLog: CapturedLog;
 
-beforeEach(async () => {
-  emulator = await startSlackEmulator({ channels: ['C0OPS'] });
+async function start(): Promise<void> {
+  emulator = await startSlackEmulator({ conversations: [{ id: 'C0OPS' }, { id: PRIVATE, private: true, member: false }] });
   const queue = recordingQueue();
   queued = queue.calls;
-  bot = await startHttpBot(emulator, queue.enqueue);
+  const config = testConfig(TEST_CONFIG_YAML.replace('commandChannels: [C0OPS]', `commandChannels: [C0OPS, ${PRIVATE}]`));
+  bot = await startHttpBot(emulator, queue.enqueue, { config });
   workerLog = capturedLog();
-});
+}
 
 afterEach(async () => {
   await bot?.stop();
@@ -33,9 +36,9 @@ afterEach(async () => {
   await emulator.close();
 });
 
-/** The worker's side: the notifier a worker posts results with, speaking to the same Slack. */
+/** The worker's side: its own gateway to the same Slack, sharing the bot's answer board (Redis in production). */
 function worker() {
-  return createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: (s) => s, log: workerLog.log, retryConfig: { retries: 0 }, threadIntervalMs: 0 });
+  return createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: (s) => s, log: workerLog.log, retryConfig: { retries: 0 }, threadIntervalMs: 0, answers: bot!.gateway.answers });
 }
 
 function report(target: string, failing: boolean): Report {
@@ -52,76 +55,93 @@ function report(target: string, failing: boolean): Report {
   );
 }
 
-/** Types a check in the channel and waits for its "running" answer; returns where the worker will post. */
-async function ask(text: string): Promise<ReplyTarget> {
-  const sent = await emulator.sendSlashCommand({ appUrl: `http://127.0.0.1:${bot!.port}`, text });
+/** Types a check in `channel` and waits for its "running" answer; returns where the worker will post. */
+async function ask(text: string, channel = 'C0OPS'): Promise<ReplyTarget> {
+  const sent = await emulator.sendSlashCommand({ appUrl: `http://127.0.0.1:${bot!.port}`, text, channel });
   await emulator.waitFor((e) => e.answersTo(sent.responseUrl).find((m) => /running, the result will be posted here/.test(m.text)), { description: 'the running answer' });
-  const job = queued.at(-1)!;
-  return job.data.reply!;
+  return queued.at(-1)!.data.reply!;
 }
 
-const topLevel = () => emulator.channelMessages('C0OPS').filter((m) => !m.threadTs && !m.ephemeral && !m.deleted);
+const visibleIn = (channel: string) => emulator.channelMessages(channel).filter((m) => !m.threadTs && !m.ephemeral && !m.deleted);
 
-describe('one top-level message per command', () => {
-  it('the result of a check replaces its "running" answer: one message, showing the result', async () => {
+describe('one visible message per command', () => {
+  it('the result of a check edits its running answer, the bot\'s own message: one message, showing the result', async () => {
+    await start();
+    const startedWith = emulator.calls.length;
     const reply = await ask('dns-check prod');
     await worker().postReports(reply, [report('prod', true)]);
 
-    expect(topLevel()).toHaveLength(1);
-    const [message] = topLevel();
+    expect(visibleIn('C0OPS')).toHaveLength(1);
+    const [message] = visibleIn('C0OPS');
+    expect(message!.via).toBe('chat.postMessage');
     expect(message!.original.text).toMatch(/asked for `dns-check prod`: running, the result will be posted here\./);
     expect(message!.text).toBe('CRITICAL: The resolver of prod answers SERVFAIL for maas-internal SOA');
-    expect(message!.updates.map((u) => u.via)).toEqual(['response_url']);
+    expect(message!.updates.map((u) => u.via)).toEqual(['chat.update']);
+    // Nothing read the channel back to find the answer.
+    expect(emulator.calls.slice(startedWith).filter((c) => c.method === 'conversations.history')).toHaveLength(0);
   });
 
-  it('an all run: the summary replaces the running message and the details go in its thread', async () => {
+  it('an all run: the summary edits the running message and the details go in its thread', async () => {
+    await start();
     const reply = await ask('resolver-check all');
-    const reports = [report('site-a', true), report('site-b', false), report('site-c', true)];
-    await worker().postReports(reply, reports);
+    await worker().postReports(reply, [report('site-a', true), report('site-b', false), report('site-c', true)]);
 
-    expect(topLevel()).toHaveLength(1);
-    const [summary] = topLevel();
+    expect(visibleIn('C0OPS')).toHaveLength(1);
+    const [summary] = visibleIn('C0OPS');
     expect(summary!.text).toBe('CRITICAL: 2 of 3 targets need attention (resolver-check all)');
     const thread = emulator.channelMessages('C0OPS').filter((m) => m.threadTs === summary!.ts);
     expect(thread.map((m) => m.text.match(/site-[a-c]/)?.[0])).toEqual(['site-a', 'site-c']);
   });
 
-  it('a failed check replaces the running answer with the error', async () => {
+  it('a failed check edits the running answer into the error, its blocks cleared', async () => {
+    await start();
     const reply = await ask('dns-check prod');
     await worker().postError(reply, 'dns-check prod failed: MAAS did not answer');
-    expect(topLevel()).toHaveLength(1);
-    expect(topLevel()[0]!.text).toBe(':x: dns-check prod failed: MAAS did not answer');
+    expect(visibleIn('C0OPS')).toHaveLength(1);
+    expect(visibleIn('C0OPS')[0]!.text).toBe(':x: dns-check prod failed: MAAS did not answer');
+    expect(visibleIn('C0OPS')[0]!.blocks).toBeUndefined();
   });
 
-  it('an expired response_url: the result is a new post, and the log says why', async () => {
+  it('a running answer Slack will not let the bot edit: the result is a new post, and the log says why', async () => {
+    await start();
     const reply = await ask('dns-check prod');
-    emulator.ageResponseUrl(reply.responseUrl!, 31 * 60_000);
+    emulator.refuseNext(1, 'cant_update_message', 'chat.update');
     await worker().postReports(reply, [report('prod', true)]);
 
-    expect(topLevel().map((m) => m.text)).toEqual([expect.stringMatching(/running, the result will be posted here/), 'CRITICAL: The resolver of prod answers SERVFAIL for maas-internal SOA']);
-    expect(workerLog.lines.map((l) => l.msg)).toContain('the response_url is used up or expired: the result is posted as a new message');
+    expect(visibleIn('C0OPS').map((m) => m.text)).toEqual([expect.stringMatching(/running, the result will be posted here/), 'CRITICAL: The resolver of prod answers SERVFAIL for maas-internal SOA']);
+    expect(workerLog.lines.map((l) => l.msg)).toContain('could not edit the running answer: the result is posted as a new message');
   });
 
-  it('a response_url used up (5 posts): the result is a new post, and the log says why', async () => {
-    const reply = await ask('dns-check prod');
+  it('a private channel without the bot: the running note reaches the requester alone, the result the channel through the response_url', async () => {
+    await start();
+    const reply = await ask('dns-check prod', PRIVATE);
+    await worker().postReports(reply, [report('prod', true)]);
+
+    const answers = emulator.answersTo(reply.responseUrl!);
+    expect(answers.map((m) => [m.ephemeral, m.text])).toEqual([
+      [true, expect.stringMatching(/asked for `dns-check prod`: running/)],
+      [false, 'CRITICAL: The resolver of prod answers SERVFAIL for maas-internal SOA'],
+    ]);
+    expect(visibleIn(PRIVATE)).toHaveLength(1);
+  });
+
+  it('a private channel whose response_url is used up: the result cannot be shown, and the error says why', async () => {
+    await start();
+    const reply = await ask('dns-check prod', PRIVATE);
     for (let i = 0; i < 4; i++) await fetch(reply.responseUrl!, { method: 'POST', body: JSON.stringify({ response_type: 'ephemeral', text: `note ${i}` }) });
-    await worker().postReports(reply, [report('prod', true)]);
+    const error = await worker()
+      .postReports(reply, [report('prod', true)])
+      .catch((e: unknown) => e);
 
-    expect(topLevel()).toHaveLength(2);
-    expect(topLevel()[1]!.via).toBe('chat.postMessage');
-    expect(workerLog.lines.map((l) => l.msg)).toContain('the response_url is used up or expired: the result is posted as a new message');
-  });
-
-  it('a command older than its response_url lasts is not even tried through it', async () => {
-    const reply = await ask('dns-check prod');
-    await worker().postReports({ ...reply, askedAt: Date.now() - 40 * 60_000 }, [report('prod', false)]);
-    expect(topLevel()).toHaveLength(2);
-    expect(emulator.answersTo(reply.responseUrl!)).toHaveLength(1);
-    expect(workerLog.lines.map((l) => l.msg)).toContain('the command is older than its response_url lasts: the result is posted as a new message');
+    expect(error).toBeInstanceOf(SlackDeliveryError);
+    expect(error).toMatchObject({ slackError: 'channel_not_found' });
+    expect(workerLog.lines.map((l) => l.msg)).toContain('the response_url is used up or expired: the result is posted through the Web API');
+    expect(visibleIn(PRIVATE)).toHaveLength(0);
   });
 
   it('no response_url (a scan, the CLI, an old job): a new post as before', async () => {
+    await start();
     await worker().postReports({ channel: 'C0OPS', user: 'U0OPS1' }, [report('prod', false)]);
-    expect(topLevel().map((m) => m.via)).toEqual(['chat.postMessage']);
+    expect(visibleIn('C0OPS').map((m) => m.via)).toEqual(['chat.postMessage']);
   });
 });

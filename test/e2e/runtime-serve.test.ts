@@ -26,12 +26,12 @@ describe('serve: a slash command comes back as a report in the channel', () => {
     redis.disconnect();
   });
 
-  /** One command, one top-level message: its "running" answer, replaced by the result. */
+  /** One command, one top-level message: its "running" answer, edited into the result. */
   async function command(text: string) {
     const seq = Math.max(0, ...emulator.invocations.map((i) => i.seq), ...emulator.messages.map((m) => m.seq));
     const sent = await emulator.sendSlashCommand({ appUrl, text, user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
     expect(sent.status).toBe(200);
-    const message = await emulator.waitFor((e) => e.answersTo(sent.responseUrl).find((m) => m.updates.some((u) => u.via === 'response_url')), {
+    const message = await emulator.waitFor((e) => e.answersTo(sent.responseUrl).find((m) => m.updates.some((u) => u.via === 'chat.update')), {
       timeoutMs: 20_000,
       description: `the result of /maas ${text}`,
     });

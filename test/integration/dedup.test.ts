@@ -76,9 +76,9 @@ describe('dedup: identical checks run once and every requester gets the result',
     );
   }
 
-  /** Results: a "running" answer the result replaced (one message per command), or a new post where none could be replaced. */
+  /** Results: a "running" answer the result edited (one message per command), or a new post where none could be edited. */
   function resultsAfter(seq: number) {
-    return emulator.messages.filter((m) => m.seq > seq && (m.via === 'chat.postMessage' || m.updates.some((u) => u.via === 'response_url')));
+    return [LAB_CHANNELS.ops, OPS2].flatMap((channel) => emulator.resultsIn(channel)).filter((m) => m.seq > seq);
   }
 
   function lastSeq(): number {

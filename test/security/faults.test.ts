@@ -267,7 +267,7 @@ describe('Redis faults under the real runtime', () => {
     const ack = await emulator.waitFor((e) => e.answersTo(again.responseUrl)[0], { timeoutMs: 15_000 });
     expect(ack.text).toMatch(/asked for `dns-check prod`: running/);
     // The result replaces the "running" answer: one message for the command.
-    const result = await emulator.waitFor(() => ack.updates.some((u) => u.via === 'response_url') && ack, { timeoutMs: 20_000 });
+    const result = await emulator.waitFor(() => ack.updates.some((u) => u.via === 'chat.update') && ack, { timeoutMs: 20_000 });
     expect(result.text).toMatch(/^CRITICAL: API record WIPED/);
     expect(emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.seq > seq && !m.ephemeral && !m.threadTs)).toEqual([ack]);
     record('Redis down at start', 'no Redis when the bot starts → /readyz 503, "Redis is unreachable; retrying" logged, the command told the queue is unavailable; Redis started → /readyz 200, the next command completes');

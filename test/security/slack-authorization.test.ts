@@ -103,6 +103,7 @@ describe('signed requests through the real Bolt app', () => {
     const sentinel = await emulator.sendSlashCommand({ appUrl, text: 'sites' });
     await answerTo(sentinel.responseUrl);
     expect(await queuedJobs()).toBe(0);
+    await waitUntil(async () => (await runtime.audit.latest({ limit: 500 })).length >= before.length + 2);
     const after = await runtime.audit.latest({ limit: 500 });
     // Only the two signed requests (help, sites) reached the command path.
     expect(after.length - before.length).toBe(2);
@@ -119,6 +120,8 @@ describe('future-dated and replayed requests', () => {
     const near = await emulator.sendSlashCommand({ appUrl, text: 'help', timestamp: Math.floor(Date.now() / 1000) + 4 * 60 });
     expect(near.status).toBe(200);
     await answerTo(near.responseUrl);
+    // The audit entry is written once the answer is out.
+    await waitUntil(async () => (await runtime.audit.latest({ limit: 500 })).length > before.length);
     const after = await runtime.audit.latest({ limit: 500 });
     expect(after.length - before.length).toBe(1);
   });

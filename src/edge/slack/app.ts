@@ -13,6 +13,7 @@ import { ChatopsError, describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
 import type { Redactor } from '../../core/redact.ts';
 import { boltLogger } from './bolt-logger.ts';
+import { checkChannelAccess, configuredChannels, logChannelAccess, type ChannelAccess } from './channel-access.ts';
 import { deliverReply } from './deliver-reply.ts';
 import { createSlackGateway, type SlackGateway, type SlackMetrics } from './gateway.ts';
 import { afterAckQueue } from './after-ack.ts';
@@ -84,6 +85,8 @@ export interface SlackApp {
   gateway: SlackGateway;
   /** The HTTP port actually listened on, once started (undefined in Socket Mode without custom routes). */
   readonly port: number | undefined;
+  /** What the start-up check found for the alert channel and each command channel (channel-access.ts). */
+  readonly channelAccess: readonly ChannelAccess[];
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -120,14 +123,20 @@ export async function createSlackApp(options: SlackAppOptions): Promise<SlackApp
 
   let port: number | undefined;
   let routesServer: Server | undefined;
+  let channelAccess: ChannelAccess[] = [];
   return {
     app,
     gateway: slack,
     get port() {
       return port;
     },
+    get channelAccess() {
+      return channelAccess;
+    },
     async start() {
       Object.assign(bot, await initialize(app, slack, { apiUrl: clientOptions.slackApiUrl, log, retry: options.startRetry ?? DEFAULT_START_RETRY }));
+      channelAccess = await checkChannelAccess(slack.reader, configuredChannels(options.config));
+      logChannelAccess(log, channelAccess);
       const listenPort = options.port ?? DEFAULT_PORT;
       if (options.mode === 'http') {
         const server = (await app.start({ port: listenPort, ...(options.host ? { host: options.host } : {}) })) as Server;

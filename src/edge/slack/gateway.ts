@@ -1,3 +1,4 @@
+import type { KnownBlock } from '@slack/types';
 import { LogLevel, WebClient, WebClientEvent, type Logger as SlackLogger, type RetryOptions, type WebClientOptions } from '@slack/web-api';
 import type { AlertSender } from '../alerts/alert-sender.ts';
 import { describeError } from '../../core/errors.ts';
@@ -6,15 +7,24 @@ import type { Metrics } from '../../engine/metrics.ts';
 import { redactDeep, type Redactor } from '../../core/redact.ts';
 import type { FileAttachment } from './evidence-files.ts';
 import { uploadTextFile } from './file-upload.ts';
+import { memoryAnswerBoard, type AnswerBoard } from './answer-board.ts';
+import { CHANNEL_INTERVAL_MS, localPacer, type ChannelPacer } from './channel-pacer.ts';
 import { fitMessage, sendWithFallback, slackErrorOf, type OutgoingMessage } from './message-budget.ts';
+import { UPDATE_TEXT_LIMIT } from './message-limits.ts';
+import { clipText } from './mrkdwn.ts';
 import { noBlindRetries, outcomeUnknown, postOnce } from './post-once.ts';
 import { postToResponseUrl, type ResponseUrlPost } from './response-url.ts';
 
 /*
- * The one way the bot talks to Slack. It owns the process's only WebClient (the Bolt app is
- * handed it), the SDK's retry policy (429s waited out as Retry-After asks, a call whose outcome
- * is unknown never repeated blindly: post-once.ts reads the channel back instead), the pacing of
- * each channel, the one redaction pass every outgoing payload gets, and the message budget.
+ * The one way the bot talks to Slack. It owns the process's WebClients (the Bolt app is handed
+ * the main one), the SDK's retry policy (429s waited out as Retry-After asks, a call whose
+ * outcome is unknown never repeated blindly: post-once.ts reads the channel back instead), the
+ * pacing of each channel (shared by every process through a ChannelPacer in Redis), the one
+ * redaction pass every outgoing payload gets, and the message budget.
+ *
+ * Reads go through a second client that rejects a 429 at once: the SDK pauses a client's whole
+ * queue for a 429's Retry-After (S-429-PAUSES-CLIENT), and a history read limited to one a minute
+ * must not hold every post and update of the process for that minute.
  */
 
 /** What the Slack transport records: failed calls and 429s. */
@@ -39,6 +49,12 @@ export interface SlackGatewayOptions {
   /** Counts a message Slack refused for its content, replaced by a plain fallback (the metrics). */
   onFallback?: (slackError: string) => void;
   metrics?: SlackMetrics;
+  /** The channel slots every process shares (channel-pacer.ts redisPacer); default this process's own, `intervalMs` apart. */
+  pacer?: ChannelPacer;
+  /** Where commands' running answers are, shared by bot and workers (answer-board.ts); default in this process's memory. */
+  answers?: AnswerBoard;
+  /** How long one Web API call may take before its outcome counts as unknown; default 15 s. */
+  timeoutMs?: number;
 }
 
 export interface SlackGatewayStats {
@@ -54,16 +70,21 @@ export interface SlackGateway extends AlertSender {
   /** The only WebClient: for Bolt's app and auth.test; messages go through the methods below. */
   readonly client: WebClient;
   readonly clientOptions: WebClientOptions;
+  /** Reads (conversations.history, .replies): a 429 rejects at once instead of pausing the main client. */
+  readonly reader: WebClient;
   readonly stats: SlackGatewayStats;
+  /** Where commands' running answers are (answer-board.ts). */
+  readonly answers: AnswerBoard;
   /** A new message (in a thread with `threadTs`). `ts` is '' when Slack may have stored it but the channel could not be read to tell. */
   post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, how?: SendHow): Promise<{ ts: string }>;
+  /** Edits one of the bot's own messages; a message without blocks clears the old ones (S-UPDATE-BLOCKS). */
   update(channel: string, ts: string, message: OutgoingMessage, how?: SendHow): Promise<void>;
+  /** Takes one of the bot's own messages down. */
+  remove(channel: string, ts: string): Promise<void>;
   postEphemeral(channel: string, user: string, message: OutgoingMessage, how?: SendHow): Promise<void>;
   /** A post to a command's or click's response_url; throws a ResponseUrlError when it was refused or not answered. */
   respond(responseUrl: string, message: OutgoingMessage, how: ResponseUrlPost, what?: string): Promise<void>;
   upload(channel: string, threadTs: string | undefined, file: FileAttachment): Promise<void>;
-  /** The channel's latest 200 top-level messages, newest first; needs channels:history. */
-  history(channel: string): Promise<{ ts?: string; blocks?: { block_id?: string }[] }[]>;
   /** Sends what is queued (up to `drainMs`, default 5 s), then fails whatever is left. */
   close(drainMs?: number): Promise<void>;
 }
@@ -74,9 +95,11 @@ export interface SendHow {
   /**
    * Wait its turn in the channel's line (default): alerts, the thread of an `all` answer. A
    * command's own answer, its result and a plan go at once, as a person waits for them; a 429 is
-   * still waited out.
+   * still waited out. Every post takes the channel's next slot either way (S-POST-RATE).
    */
   paced?: boolean;
+  /** The command this message answers (answer-board.ts answerKey): its metadata names it. */
+  answerTo?: string;
 }
 
 /** A Slack call failed; `slackError` is Slack's code (message_not_found…) when Slack answered. */
@@ -92,7 +115,6 @@ export class SlackSendError extends Error {
 }
 
 const DEFAULT_RETRY: RetryOptions = { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 30_000, randomize: true };
-const DEFAULT_INTERVAL_MS = 1100;
 
 export function createSlackGateway(options: SlackGatewayOptions): SlackGateway {
   return new Gateway(options);
@@ -108,14 +130,16 @@ interface Task {
 
 interface Lane {
   queue: Task[];
-  notBefore: number;
   running: boolean;
 }
 
 class Gateway implements SlackGateway {
   readonly client: WebClient;
   readonly clientOptions: WebClientOptions;
+  readonly reader: WebClient;
+  readonly answers: AnswerBoard;
   readonly stats: SlackGatewayStats = { calls: 0, rateLimited: 0, coalesced: 0 };
+  readonly #pacer: ChannelPacer;
   readonly #lanes = new Map<string, Lane>();
   readonly #timers = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
   readonly #options: SlackGatewayOptions;
@@ -125,30 +149,38 @@ class Gateway implements SlackGateway {
 
   constructor(options: SlackGatewayOptions) {
     this.#options = options;
-    this.#interval = options.intervalMs ?? DEFAULT_INTERVAL_MS;
+    this.#interval = options.intervalMs ?? CHANNEL_INTERVAL_MS;
     this.#log = options.log.child({ component: 'slack' });
     this.clientOptions = {
       slackApiUrl: options.slackApiUrl ?? 'https://slack.com/api/',
       retryConfig: noBlindRetries(options.retryConfig ?? DEFAULT_RETRY),
-      timeout: 15_000,
+      timeout: options.timeoutMs ?? 15_000,
       logger: quietLogger(options.log.child({ component: 'slack-web-api' })),
     };
+    this.#pacer = options.pacer ?? localPacer(this.#interval);
+    this.answers = options.answers ?? memoryAnswerBoard();
     this.client = new WebClient(options.token, { ...this.clientOptions });
-    this.client.on(WebClientEvent.RATE_LIMITED, (retryAfterSec: number, request?: { url?: string }) => {
+    this.reader = new WebClient(options.token, { ...this.clientOptions, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
+    const onRateLimited = (waited: boolean) => (retryAfterSec: number, request?: { url?: string }) => {
       this.stats.rateLimited += 1;
       options.metrics?.recordSlackRateLimited(methodOf(request?.url));
-      this.#log.warn({ retryAfterSec, method: methodOf(request?.url) }, 'Slack rate limit: waiting as Retry-After asks');
-    });
+      this.#log.warn({ retryAfterSec, method: methodOf(request?.url) }, waited ? 'Slack rate limit: waiting as Retry-After asks' : 'Slack rate limit on a read: given up, nothing else waits');
+    };
+    this.client.on(WebClientEvent.RATE_LIMITED, onRateLimited(true));
+    this.reader.on(WebClientEvent.RATE_LIMITED, onRateLimited(false));
   }
 
   async post(channel: string, message: OutgoingMessage & { threadTs?: string | undefined }, how: SendHow = {}): Promise<{ ts: string }> {
     const what = how.what ?? `post to ${channel}`;
     const clean = this.#clean(message);
     const thread = message.threadTs ? { thread_ts: message.threadTs } : {};
+    const once = { log: this.#log, reader: this.reader, ...(how.answerTo ? { answerTo: how.answerTo } : {}), onError: (method: string, err: unknown) => this.#failed(method, err) };
     const res = (await this.#enqueue(channel, how.paced ?? true, {
       message: clean,
-      send: (m) =>
-        sendWithFallback((fitted) => postOnce(this.client, { channel, ...thread, ...body(fitted) }, { log: this.#log, onError: (method, err) => this.#failed(method, err) }), m, this.#budget(what)),
+      send: async (m) => {
+        await this.#takeSlot(channel);
+        return sendWithFallback((fitted) => postOnce(this.client, { channel, ...thread, ...body(fitted) }, once), m, this.#budget(what));
+      },
       waiters: [],
     }).catch((err: unknown) => {
       throw toSendError(err);
@@ -170,9 +202,13 @@ class Gateway implements SlackGateway {
     await this.#enqueue(channel, how.paced ?? true, {
       updateOf: key,
       message: clean,
-      send: (m) => sendWithFallback((fitted) => this.#idempotent('chat.update', () => this.client.chat.update({ channel, ts, ...body(fitted) })), m, this.#budget(what)),
+      send: (m) => sendWithFallback((fitted) => this.#idempotent('chat.update', () => this.client.chat.update({ channel, ts, ...updateBody(fitted) })), m, this.#budget(what)),
       waiters: [],
     });
+  }
+
+  async remove(channel: string, ts: string): Promise<void> {
+    await this.#call('chat.delete', () => this.client.chat.delete({ channel, ts }));
   }
 
   async postEphemeral(channel: string, user: string, message: OutgoingMessage, how: SendHow = {}): Promise<void> {
@@ -198,14 +234,12 @@ class Gateway implements SlackGateway {
     // Files follow their message at once, as before the gateway.
     await this.#enqueue(channel, false, {
       message: { text: clean.title },
-      send: () => this.#call('files.completeUploadExternal', () => uploadTextFile(this.client, { channel, threadTs }, clean)),
+      send: async () => {
+        await this.#takeSlot(channel);
+        return this.#call('files.completeUploadExternal', () => uploadTextFile(this.client, { channel, threadTs }, clean));
+      },
       waiters: [],
     });
-  }
-
-  async history(channel: string): Promise<{ ts?: string; blocks?: { block_id?: string }[] }[]> {
-    const res = await this.#call('conversations.history', () => this.client.conversations.history({ channel, limit: 200 }));
-    return res.messages ?? [];
   }
 
   async close(drainMs = 5_000): Promise<void> {
@@ -281,18 +315,17 @@ class Gateway implements SlackGateway {
   #lane(channel: string): Lane {
     let lane = this.#lanes.get(channel);
     if (!lane) {
-      lane = { queue: [], notBefore: 0, running: false };
+      lane = { queue: [], running: false };
       this.#lanes.set(channel, lane);
     }
     return lane;
   }
 
-  /** Per channel: one call at a time, at most one per interval; a 429 waited out inside the SDK holds the channel too. */
+  /** Per channel: one call at a time (a post waits for its slot inside); a 429 waited out inside the SDK holds the channel too. */
   async #drain(channel: string, lane: Lane): Promise<void> {
     lane.running = true;
     try {
       while (lane.queue.length) {
-        await this.#sleep(lane.notBefore - Date.now());
         // Taken out of line while in flight: an update arriving now is a new, later update.
         const task = lane.queue.shift();
         if (!task) break;
@@ -304,11 +337,16 @@ class Gateway implements SlackGateway {
           this.#log.warn({ channel, code: slackErrorOf(err), err: describeError(err) }, 'Slack call failed');
           for (const w of task.waiters) w.reject(err);
         }
-        lane.notBefore = Date.now() + this.#interval;
       }
     } finally {
       lane.running = false;
     }
+  }
+
+  /** Waits for the channel's next free slot, shared with every process through the pacer. */
+  async #takeSlot(channel: string): Promise<void> {
+    if (this.#closed) return;
+    await this.#sleep(await this.#pacer.reserve(channel));
   }
 
   #sleep(ms: number): Promise<void> {
@@ -327,6 +365,15 @@ class Gateway implements SlackGateway {
 /** A message as chat.postMessage, chat.update and chat.postEphemeral take it. */
 function body(m: OutgoingMessage): OutgoingMessage {
   return m.blocks ? { text: m.text, blocks: m.blocks } : { text: m.text };
+}
+
+/**
+ * chat.update keeps the old blocks when `blocks` is left out, so a message without blocks (a
+ * plain fallback) sends an empty list; and its text is refused past 4,000 characters
+ * (S-UPDATE-BLOCKS, S-UPDATE-TEXT).
+ */
+function updateBody(m: OutgoingMessage): { text: string; blocks: KnownBlock[] } {
+  return { text: clipText(m.text, UPDATE_TEXT_LIMIT), blocks: m.blocks ?? [] };
 }
 
 /** `chat.postMessage` from a request URL (`https://slack.com/api/chat.postMessage`). */

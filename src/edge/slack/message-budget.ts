@@ -1,7 +1,7 @@
 import type { ActionsBlock, ContextBlock, KnownBlock, PlainTextElement, SectionBlock, TextObject } from '@slack/types';
 import { describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
-import { checkMessage, SLACK_MESSAGE_LIMITS, type MessageProblem } from './message-limits.ts';
+import { blocksTextLength, checkMessage, SLACK_MESSAGE_LIMITS, type MessageProblem } from './message-limits.ts';
 import { clipText } from './mrkdwn.ts';
 
 /**
@@ -16,8 +16,8 @@ export interface OutgoingMessage {
   blocks?: KnownBlock[] | undefined;
 }
 
-/** Block text kept under Slack's aggregate limit with room for what a caller appends later. */
-export const BUDGET_BLOCK_TEXT = 12_000;
+/** Block text kept under Slack's aggregate limit (12,000, counted as message-limits.ts counts) with room to spare. */
+export const BUDGET_BLOCK_TEXT = 11_000;
 
 const L = SLACK_MESSAGE_LIMITS;
 
@@ -129,7 +129,7 @@ function fitBlocks(blocks: KnownBlock[]): KnownBlock[] {
   let dropped = 0;
   const note = (): ContextBlock => ({ type: 'context', elements: [{ type: 'mrkdwn', text: `…${dropped} more block${dropped === 1 ? '' : 's'} did not fit in one Slack message` }] });
   const size = (list: KnownBlock[]) => list.reduce<number>((n, b) => n + blockText(b), 0);
-  const fits = () => body.length + trailing.length + (dropped ? 1 : 0) <= L.blocks && size(body) + (dropped ? blockText(note()) : 0) <= BUDGET_BLOCK_TEXT;
+  const fits = () => body.length + trailing.length + (dropped ? 1 : 0) <= L.blocks && size(body) + size(trailing) + (dropped ? blockText(note()) : 0) <= BUDGET_BLOCK_TEXT;
   while (body.length > 1 && !fits()) {
     body.pop();
     dropped += 1;
@@ -138,8 +138,5 @@ function fitBlocks(blocks: KnownBlock[]): KnownBlock[] {
 }
 
 function blockText(block: KnownBlock): number {
-  if (block.type === 'context') return block.elements.reduce<number>((n, e) => n + (e.type === 'image' ? 0 : e.text.length), 0);
-  if (block.type === 'section') return (block.text?.text.length ?? 0) + (block.fields ?? []).reduce<number>((n, f) => n + f.text.length, 0);
-  if (block.type === 'header') return block.text.text.length;
-  return 0;
+  return blocksTextLength([block]);
 }

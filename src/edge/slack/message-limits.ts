@@ -4,8 +4,11 @@
  * at most 50 blocks; a section text of 3000 characters, a header of 150, a context element or a
  * section field of 2000, at most 10 of either; a button text of 75, a value of 2000; a message
  * `text` of 40,000. Beyond any of these Slack answers `invalid_blocks` (or `msg_too_long` for the
- * text). Blocks whose text adds up past about 13,000 characters get `msg_blocks_too_long` (an
- * undocumented aggregate limit, measured in slackapi/bolt-js#2509).
+ * text). Blocks whose text adds up past about 12,000 characters get `msg_blocks_too_long` (an
+ * undocumented aggregate limit; slackapi/bolt-js#2509 measured about 13,200 with markdown blocks
+ * alone and less with other blocks beside them): every text in the blocks counts, buttons' and
+ * confirm dialogs' included, in characters (code points), as S-BLOCK-TEXT in docs/slack-behaviour.md
+ * says. chat.update refuses a `text` past 4,000 (S-UPDATE-TEXT).
  *
  * The bot's message budget (message-budget.ts) and the Slack emulator check the same limits here.
  */
@@ -24,8 +27,11 @@ export const SLACK_MESSAGE_LIMITS = {
   confirmText: 300,
   confirmButton: 30,
   messageText: 40_000,
-  aggregateBlockText: 13_000,
+  aggregateBlockText: 12_000,
+  updateText: 4_000,
 } as const;
+
+export const UPDATE_TEXT_LIMIT = SLACK_MESSAGE_LIMITS.updateText;
 
 export type MessageProblem = 'invalid_blocks' | 'msg_blocks_too_long' | 'msg_too_long';
 
@@ -38,14 +44,25 @@ export function checkMessage(message: { text?: unknown; blocks?: unknown }): Mes
 export function checkBlocks(blocks: unknown): Exclude<MessageProblem, 'msg_too_long'> | undefined {
   if (blocks === undefined) return undefined;
   if (!Array.isArray(blocks) || blocks.length > SLACK_MESSAGE_LIMITS.blocks) return 'invalid_blocks';
-  let total = 0;
   for (const block of blocks) {
     if (!isObject(block) || typeof block.type !== 'string') return 'invalid_blocks';
-    const size = blockTextSize(block);
-    if (size === undefined) return 'invalid_blocks';
-    total += size;
+    if (blockTextSize(block) === undefined) return 'invalid_blocks';
   }
-  return total > SLACK_MESSAGE_LIMITS.aggregateBlockText ? 'msg_blocks_too_long' : undefined;
+  return blocksTextLength(blocks) > SLACK_MESSAGE_LIMITS.aggregateBlockText ? 'msg_blocks_too_long' : undefined;
+}
+
+/** Every text in the blocks, counted in characters (code points): text objects anywhere, and a markdown block's text. */
+export function blocksTextLength(blocks: readonly unknown[]): number {
+  let n = 0;
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!isObject(node)) return;
+    const textual = node.type === 'mrkdwn' || node.type === 'plain_text' || node.type === 'markdown';
+    if (textual && typeof node.text === 'string') n += [...node.text].length;
+    for (const [key, value] of Object.entries(node)) if (typeof value === 'object' && !(textual && key === 'text')) visit(value);
+  };
+  visit(blocks);
+  return n;
 }
 
 /** The block's text length, or undefined when Slack refuses the block. */

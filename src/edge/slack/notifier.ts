@@ -15,7 +15,9 @@ import { slackErrorOf, type OutgoingMessage } from './message-budget.ts';
 import { toSlackText } from './mrkdwn.ts';
 import { renderPlanMessage } from './plan-render.ts';
 import { renderReports } from './render.ts';
-import { replaceRunningMessage } from './replace-running.ts';
+import type { AnswerBoard } from './answer-board.ts';
+import { placeForResult } from './replace-running.ts';
+import { ResponseUrlError } from './response-url.ts';
 
 export type { SlackMetrics } from './gateway.ts';
 
@@ -33,6 +35,9 @@ export type SlackNotifierOptions = (
       metrics?: SlackMetrics;
       /** Least time between two messages to one channel; default 1100 ms. */
       threadIntervalMs?: number;
+      /** Where commands' running answers are: the bot's board, when bot and worker are not one process. */
+      answers?: AnswerBoard;
+      timeoutMs?: number;
     }
 ) & {
   /** Whether the requester may run repairs: their answer carries the button that plans one (absent: no button). */
@@ -83,6 +88,8 @@ function gatewayOf(options: SlackNotifierOptions): SlackGateway {
     ...(options.onFallback ? { onFallback: options.onFallback } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.threadIntervalMs !== undefined ? { intervalMs: options.threadIntervalMs } : {}),
+    ...(options.answers ? { answers: options.answers } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
   });
 }
 
@@ -123,12 +130,32 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   }
 
   /**
-   * The result's first message: it replaces the command's "running" answer when that can be
-   * done (see replace-running.ts), else it is a new post as before.
+   * The result's first message: it edits the command's "running" answer, or goes through the
+   * response_url where the bot cannot post (see replace-running.ts), else it is a new post.
    */
   async function first(target: ReplyTarget, message: OutgoingMessage): Promise<string | undefined> {
-    const replaced = await replaceRunningMessage(slack, target, message, log);
-    if (replaced.done) return replaced.ts;
+    const place = await placeForResult(slack, target, log);
+    if (place.kind === 'edit') {
+      try {
+        await slack.update(target.channel, place.ts, message, { what: 'replace the running answer with the result', paced: false });
+        return place.ts;
+      } catch (err) {
+        log.warn({ channel: target.channel, slackError: slackErrorOf(err), err: describeError(err) }, 'could not edit the running answer: the result is posted as a new message');
+      }
+    }
+    if (place.kind === 'response_url') {
+      try {
+        await slack.respond(place.url, message, { visibility: 'in_channel', replaceOriginal: false }, 'post the result through the response_url');
+        return undefined;
+      } catch (err) {
+        if (err instanceof ResponseUrlError && err.mayHaveArrived) {
+          log.error({ channel: target.channel, err: describeError(err) }, 'the response_url failed after the result may have arrived: not posted again');
+          return undefined;
+        }
+        const why = err instanceof ResponseUrlError && err.usedUp ? 'the response_url is used up or expired' : `the response_url refused it (${describeError(err)})`;
+        log.warn({ channel: target.channel }, `${why}: the result is posted through the Web API`);
+      }
+    }
     return post(target, message);
   }
 

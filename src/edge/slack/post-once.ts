@@ -5,20 +5,27 @@ import { describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
 
 /*
- * chat.postMessage is not idempotent: when Slack answers 500, or the connection drops, after it
- * stored the message, posting again shows the message twice. So a post carries an idempotency key
- * in its message metadata, and before it is sent again the channel (or the thread) is read back
- * with conversations.history / conversations.replies: a message carrying the key means it was
- * delivered. When the channel cannot be read (no channels:history scope, Slack down), the post is
- * not repeated: a message possibly lost is better than one shown twice.
+ * chat.postMessage is not idempotent: when Slack answers 500, `internal_error` or `fatal_error`
+ * ("some aspect of the operation succeeded"), or the connection drops, after it stored the
+ * message, posting again shows the message twice. So a post carries an idempotency key in its
+ * message metadata, and before it is sent again the channel (or the thread) is read back with
+ * conversations.history / conversations.replies, a few pages of at most 15 messages since just
+ * before the post (a non-Marketplace app gets no more, S-HISTORY-NON-MARKETPLACE): a message
+ * carrying the key means it was delivered. When the channel cannot be read to the end of that
+ * window (no channels:history scope, not a member, a 429, more pages than the window allows),
+ * the post is not repeated: a message possibly lost is better than one shown twice.
  */
 
 export const POST_EVENT_TYPE = 'maas_chatops_post';
 
-/** A Slack failure that leaves unknown whether the call was carried out: a 5xx, a timeout, a dropped connection. */
+/** Slack's answers that say the call may have been carried out in part (S-INTERNAL-ERROR). */
+const MAYBE_DONE = new Set(['internal_error', 'fatal_error']);
+
+/** A Slack failure that leaves unknown whether the call was carried out: a 5xx, internal_error, a timeout, a dropped connection. */
 export function outcomeUnknown(err: unknown): boolean {
-  const e = err as { code?: unknown; statusCode?: unknown } | null;
+  const e = err as { code?: unknown; statusCode?: unknown; data?: { error?: unknown } } | null;
   if (e?.code === ErrorCode.HTTPError) return Number(e.statusCode) >= 500;
+  if (e?.code === ErrorCode.PlatformError) return MAYBE_DONE.has(String(e.data?.error));
   return e?.code === ErrorCode.RequestError && !waitedOutRateLimit(err) && !neverSent(err);
 }
 
@@ -64,6 +71,10 @@ export interface PostContent {
 
 export interface PostOnceOptions {
   log: Logger;
+  /** Reads the channel back; a client that rejects a 429 at once (see gateway.ts) keeps a read from stalling posts. Default `client`. */
+  reader?: WebClient;
+  /** The command this message answers (answer-board.ts answerKey), carried in its metadata. */
+  answerTo?: string;
   /** Sends at most this many times (each after the channel showed the message absent). Default 3. */
   attempts?: number;
   /** Wait before sending again: this times the attempt number. Default 1000 ms. */
@@ -85,8 +96,8 @@ export function newPostKey(now = Date.now()): { postId: string; oldest: string }
   return { postId: randomUUID(), oldest: String(Math.floor(now / 1000) - 60) };
 }
 
-export function postMetadata(postId: string) {
-  return { event_type: POST_EVENT_TYPE, event_payload: { post_id: postId } };
+export function postMetadata(postId: string, answerTo?: string) {
+  return { event_type: POST_EVENT_TYPE, event_payload: { post_id: postId, ...(answerTo ? { answer_to: answerTo } : {}) } };
 }
 
 export async function postOnce(client: WebClient, content: PostContent, options: PostOnceOptions): Promise<PostOnceResult> {
@@ -94,12 +105,12 @@ export async function postOnce(client: WebClient, content: PostContent, options:
   const { postId, oldest } = newPostKey();
   for (let sends = 1; ; sends++) {
     try {
-      const res = await client.chat.postMessage({ ...content, metadata: postMetadata(postId) });
+      const res = await client.chat.postMessage({ ...content, metadata: postMetadata(postId, options.answerTo) });
       return { channel: res.channel ?? content.channel, ...(res.ts ? { ts: res.ts } : {}), sends };
     } catch (err) {
       options.onError?.('chat.postMessage', err);
       if (!outcomeUnknown(err)) throw err;
-      const found = await findPosted(client, content, postId, oldest, options.onError);
+      const found = await findPosted(options.reader ?? client, content, postId, oldest, options.onError);
       if (found.read && found.ts) {
         options.log.warn({ channel: content.channel, sends }, 'Slack failed after storing the message: it is not posted again');
         return { channel: content.channel, ts: found.ts, sends };
@@ -114,7 +125,16 @@ export async function postOnce(client: WebClient, content: PostContent, options:
   }
 }
 
-/** Reads the channel (or the thread) back for a message carrying `postId`. */
+/** The most a read-back call asks for: all a non-Marketplace app gets (S-HISTORY-NON-MARKETPLACE). */
+export const READ_BACK_LIMIT = 15;
+/** Pages read before giving up: the window since the post is short, a busy channel is not read to its start. */
+export const READ_BACK_PAGES = 3;
+
+/**
+ * Reads the channel (or the thread) back for a message carrying `postId`, page by page while
+ * Slack says there is more (S-HISTORY-PAGES). `read` is false when the window could not be read
+ * to its end: an error, or more pages than READ_BACK_PAGES.
+ */
 export async function findPosted(
   client: WebClient,
   where: { channel: string; thread_ts?: string },
@@ -123,12 +143,17 @@ export async function findPosted(
   onError?: (method: string, err: unknown) => void,
 ): Promise<{ read: boolean; ts?: string }> {
   const method = where.thread_ts ? 'conversations.replies' : 'conversations.history';
+  let cursor: string | undefined;
   try {
-    const res = where.thread_ts
-      ? await client.conversations.replies({ channel: where.channel, ts: where.thread_ts, oldest, include_all_metadata: true, limit: 200 })
-      : await client.conversations.history({ channel: where.channel, oldest, inclusive: true, include_all_metadata: true, limit: 200 });
-    const hit = (res.messages ?? []).find((m) => (m as { metadata?: { event_payload?: { post_id?: unknown } } }).metadata?.event_payload?.post_id === postId);
-    return hit?.ts ? { read: true, ts: hit.ts } : { read: true };
+    for (let page = 0; page < READ_BACK_PAGES; page++) {
+      const common = { channel: where.channel, oldest, include_all_metadata: true, limit: READ_BACK_LIMIT, ...(cursor ? { cursor } : {}) };
+      const res = where.thread_ts ? await client.conversations.replies({ ...common, ts: where.thread_ts }) : await client.conversations.history({ ...common, inclusive: true });
+      const hit = (res.messages ?? []).find((m) => (m as { metadata?: { event_payload?: { post_id?: unknown } } }).metadata?.event_payload?.post_id === postId);
+      if (hit?.ts) return { read: true, ts: hit.ts };
+      cursor = res.has_more ? res.response_metadata?.next_cursor || undefined : undefined;
+      if (!cursor) return res.has_more ? { read: false } : { read: true };
+    }
+    return { read: false };
   } catch (err) {
     onError?.(method, err);
     return { read: false };

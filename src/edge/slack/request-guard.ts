@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../core/log.ts';
+import { withTimeout } from '../../core/with-timeout.ts';
 
 /** Slack's window for x-slack-request-timestamp, now applied both ways. */
 export const REQUEST_WINDOW_SEC = 5 * 60;
@@ -18,6 +19,11 @@ export interface SlackRequestGuardOptions {
   log: Logger;
   /** The events path; default /slack/events. */
   path?: string;
+  /**
+   * How long the replay check may wait for Redis: the ack waits for it, and Slack gives 3 seconds
+   * and never retries a command or a click (S-ACK-3S). Default 1 s; past it the check is skipped.
+   */
+  rememberTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -59,11 +65,11 @@ export function guardSlackRequests(listener: Listener, options: SlackRequestGuar
     if (timestamp - Math.floor(now() / 1000) > REQUEST_WINDOW_SEC) return { status: 401, reason: 'x-slack-request-timestamp is more than 5 minutes in the future' };
     if (!validSignature(options.signingSecret, timestamp, body, signature)) return undefined;
     try {
-      if (!(await options.remember(signature, REPLAY_MEMORY_SEC))) return { status: 401, reason: 'this signed request was already received (a replay)' };
+      if (!(await withTimeout(options.remember(signature, REPLAY_MEMORY_SEC), options.rememberTimeoutMs ?? 1_000))) return { status: 401, reason: 'this signed request was already received (a replay)' };
     } catch (err) {
       // Redis is down: nothing can be queued either, so a replay could only get an answer; the user
       // must still hear that the bot cannot take work right now.
-      log.warn({ err: (err as Error).message }, 'cannot remember request signatures (Redis unreachable): replay check skipped');
+      log.warn({ err: (err as Error).message }, 'cannot remember request signatures (Redis unreachable or slow): replay check skipped');
     }
     return undefined;
   }

@@ -1,0 +1,66 @@
+import type { Redis } from 'ioredis';
+import { describeError } from '../../core/errors.ts';
+import type { Logger } from '../../core/log.ts';
+import { withTimeout } from '../../core/with-timeout.ts';
+
+/*
+ * Slack allows about one message a second per channel for the whole app, the bot and every
+ * worker together (docs/slack-behaviour.md, S-POST-RATE). Before each post to a channel the
+ * sender reserves the channel's next free slot and waits for it: in one process a clock in
+ * memory does, across processes a slot kept in Redis.
+ */
+/** About one message a second per channel, with a little room (S-POST-RATE). */
+export const CHANNEL_INTERVAL_MS = 1100;
+
+export interface ChannelPacer {
+  /** Milliseconds to wait before this post to `channel` may go out (its slot is then taken). */
+  reserve(channel: string): Promise<number>;
+}
+
+/** One process: the next free slot of each channel, in memory. */
+export function localPacer(intervalMs: number, now: () => number = Date.now): ChannelPacer {
+  const next = new Map<string, number>();
+  return {
+    reserve: async (channel) => {
+      const t = now();
+      const slot = Math.max(t, next.get(channel) ?? 0);
+      next.set(channel, slot + intervalMs);
+      return slot - t;
+    },
+  };
+}
+
+// KEYS[1] the channel's next free slot (ms, Redis's clock). ARGV[1] interval ms. Returns the wait.
+const RESERVE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local slot = math.max(now, tonumber(redis.call('GET', KEYS[1]) or '0'))
+redis.call('SET', KEYS[1], tostring(slot + tonumber(ARGV[1])), 'PX', tonumber(ARGV[1]) + 60000)
+return slot - now`;
+
+export interface RedisPacerOptions {
+  prefix: string;
+  intervalMs: number;
+  log: Logger;
+  /** How long a reservation may take before the process paces alone; default 500 ms. */
+  timeoutMs?: number;
+}
+
+/** Every process of one app: the slots in Redis, on Redis's clock. Redis slow or away: this process's own clock paces. */
+export function redisPacer(redis: Redis, options: RedisPacerOptions): ChannelPacer {
+  const fallback = localPacer(options.intervalMs);
+  const timeout = options.timeoutMs ?? 500;
+  let warned = 0;
+  return {
+    async reserve(channel) {
+      try {
+        const wait = await withTimeout(redis.eval(RESERVE, 1, `${options.prefix}:slack-pace:${channel}`, String(options.intervalMs)), timeout);
+        return Math.max(0, Number(wait) || 0);
+      } catch (err) {
+        if (Date.now() - warned > 60_000) options.log.warn({ err: describeError(err) }, 'channel pacing in Redis is unavailable: this process paces alone');
+        warned = Date.now();
+        return fallback.reserve(channel);
+      }
+    },
+  };
+}
