@@ -95,7 +95,7 @@ export interface SendHow {
   /**
    * Wait its turn in the channel's line (default): alerts, the thread of an `all` answer. A
    * command's own answer, its result and a plan go at once, as a person waits for them; a 429 is
-   * still waited out. Every post takes the channel's next slot either way (S-POST-RATE).
+   * still waited out. Every post takes a slot of the channel either way (S-POST-RATE).
    */
   paced?: boolean;
   /** The command this message answers (answer-board.ts answerKey): its metadata names it. */
@@ -178,7 +178,7 @@ class Gateway implements SlackGateway {
     const res = (await this.#enqueue(channel, how.paced ?? true, {
       message: clean,
       send: async (m) => {
-        await this.#takeSlot(channel);
+        await this.#takeSlot(channel, !(how.paced ?? true));
         return sendWithFallback((fitted) => postOnce(this.client, { channel, ...thread, ...body(fitted) }, once), m, this.#budget(what));
       },
       waiters: [],
@@ -235,7 +235,7 @@ class Gateway implements SlackGateway {
     await this.#enqueue(channel, false, {
       message: { text: clean.title },
       send: async () => {
-        await this.#takeSlot(channel);
+        await this.#takeSlot(channel, true);
         return this.#call('files.completeUploadExternal', () => uploadTextFile(this.client, { channel, threadTs }, clean));
       },
       waiters: [],
@@ -343,10 +343,10 @@ class Gateway implements SlackGateway {
     }
   }
 
-  /** Waits for the channel's next free slot, shared with every process through the pacer. */
-  async #takeSlot(channel: string): Promise<void> {
+  /** Takes the channel's next slot, shared with every process through the pacer; background traffic waits for it. */
+  async #takeSlot(channel: string, urgent: boolean): Promise<void> {
     if (this.#closed) return;
-    await this.#sleep(await this.#pacer.reserve(channel));
+    await this.#sleep(await this.#pacer.reserve(channel, urgent));
   }
 
   #sleep(ms: number): Promise<void> {
