@@ -1,4 +1,5 @@
-import { LAB_USERS } from './lab-world.ts';
+import { controllerWipesRecord } from './lab-incidents.ts';
+import { LAB_USERS, PROD_API, type LabWorld } from './lab-world.ts';
 
 export type LabUser = keyof typeof LAB_USERS;
 
@@ -26,7 +27,16 @@ export interface LabClickStep {
   note?: string;
 }
 
-export type LabStep = LabCommandStep | LabClickStep;
+/** Something happens in the world, no command typed: the bot has to notice it and alert by itself. */
+export interface LabWorldStep {
+  kind: 'world';
+  happen: (world: LabWorld) => void;
+  /** Printed with how long the alert channel took to change, e.g. "prod's wipe alerted". */
+  measured: string;
+  note?: string;
+}
+
+export type LabStep = LabCommandStep | LabClickStep | LabWorldStep;
 
 /** The scripted conversation, in order. Later work appends its commands here. */
 export const labScript: LabStep[] = [
@@ -56,10 +66,15 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'fix-dns prod', expect: 'report', note: 'The DNS repair: the running control plane back on the record, the hash cache made consistent' },
   { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 2 },
   { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report' },
-  { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: 'The next scans mark both alerts resolved' },
-  { kind: 'command', user: 'operator', text: 'scan prod', expect: 'alert' },
+  { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: "The next scan marks site-b's alert resolved (prod's resolved by itself: the watch saw fix-dns change the hash and re-checked)" },
   { kind: 'command', user: 'operator', text: 'fix-resolver site-b', expect: 'report', note: "The resolver repair: the rack's forwarder (installed by the configured command), then the subnet's DNS in MAAS" },
   { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 7, note: "Approved: forwarder started and verified from the rack, subnet changed and read back, the rack's dhcpd.conf rewritten by MAAS (IP range re-saved), resolver-check run again, then the canary commissioned to Ready" },
   { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Nodes at site-b now resolve through the forwarder, and DHCP option 6 hands them only the forwarder' },
   { kind: 'command', user: 'operator', text: 'timeline prod', expect: 'report', note: "The handover: prod's incident record (the alert, the checks, the plan, who approved, every write and its read-back), the whole of it as a Markdown file in the thread" },
+  {
+    kind: 'world',
+    happen: (world) => controllerWipesRecord(world, 'prod', PROD_API.fqdn),
+    measured: "prod's wipe alerted",
+    note: "Seed 000 again, with nobody typing: prod's v4.9.1 controller empties the record and caches the empty-set hash; the watch sees the annotation change and dns-check alerts at once",
+  },
 ];

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describeError } from '../src/core/errors.ts';
 import { createLogger } from '../src/core/log.ts';
-import { labScript, type LabClickStep, type LabCommandStep, type LabStep } from './lab-script.ts';
+import { labScript, type LabClickStep, type LabCommandStep, type LabStep, type LabWorldStep } from './lab-script.ts';
 import { startLabBot, type LabBot } from './lab-bot.ts';
-import { LAB_CHANNELS, LAB_USERS } from './lab-world.ts';
+import { LAB_CHANNELS, LAB_USERS, type LabWorld } from './lab-world.ts';
 import { findOrStartRedis, type RedisHandle } from './private-redis.ts';
 import { deletePrefix } from './redis-keys.ts';
 import { type SlackEmulator } from './slack-emulator/index.ts';
@@ -27,6 +27,7 @@ interface LabIo {
 interface LabSession {
   emulator: SlackEmulator;
   appUrl: string;
+  world: LabWorld;
 }
 
 function lastSeq(emulator: SlackEmulator): number {
@@ -99,18 +100,32 @@ async function runClickStep(s: LabSession, step: LabClickStep): Promise<void> {
   await settle(() => s.emulator.messages.reduce((n, m) => n + 1 + m.updates.length, 0), 300);
 }
 
+/** Nobody types: the world changes and the alert channel must change by itself. Says how long it took. */
+async function runWorldStep(s: LabSession, step: LabWorldStep): Promise<string> {
+  const before = alertActivity(s.emulator);
+  const started = performance.now();
+  step.happen(s.world);
+  await s.emulator.waitFor((e) => alertActivity(e) > before, { timeoutMs: STEP_TIMEOUT_MS, description: `the alert channel after: ${step.measured}` });
+  const seconds = (performance.now() - started) / 1000;
+  await settle(() => alertActivity(s.emulator), 1_600);
+  return `⏱ ${step.measured} ${seconds.toFixed(1)} s after it happened (no command typed)`;
+}
+
 async function runStep(s: LabSession, step: LabStep, io: LabIo): Promise<void> {
   const from = lastSeq(s.emulator) + 1;
   if (step.note) io.out(`\n──── ${step.note} ────`);
+  let measured: string | undefined;
   try {
     if (step.kind === 'command') await runCommandStep(s, step);
-    else await runClickStep(s, step);
+    else if (step.kind === 'click') await runClickStep(s, step);
+    else measured = await runWorldStep(s, step);
   } catch (err) {
     io.err(`lab: ${describeError(err)}`);
   }
   // Give in-flight posts (thread replies after a result) a moment to land before printing.
   await new Promise((r) => setTimeout(r, 150));
   io.out(renderTranscript(s.emulator, NAMES, from));
+  if (measured) io.out(measured);
 }
 
 /** Called after each step with the emulator and the first record seq of that step (bench/message-lengths.ts measures from it). */
@@ -129,7 +144,7 @@ export async function runLab(io: LabIo, observe?: LabStepObserver): Promise<numb
     bot = await startLabBot({ redisUrl: redis.url, prefix, log: createLogger({ level: io.env.LOG_LEVEL ?? 'error' }) });
     io.out(`maas-chatops lab: MAAS simulator ${bot.world.maas.url}, Redis ${redis.url}, bot on ${bot.appUrl.replace('http://', '')}`);
     io.out('Channel #ops (alice is on call, bob approves repairs):');
-    const session = { emulator: bot.emulator, appUrl: bot.appUrl };
+    const session = { emulator: bot.emulator, appUrl: bot.appUrl, world: bot.world };
     for (const [index, step] of labScript.entries()) {
       const fromSeq = lastSeq(bot.emulator) + 1;
       await runStep(session, step, io);

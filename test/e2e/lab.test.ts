@@ -57,6 +57,10 @@ describe('npm run lab', () => {
     expect(channel).toMatch(/rack site-b-rack saw 52:54:00:[0-9a-f:]+ on br-pxe as an unknown neighbour, last .* UTC \(\d+m ago\); no PXE event since .* UTC \(3d 0h ago\)/);
     expect(channel).toMatch(/MAAS record empty, DNS still serving cached\/old answers \(TTL left: \d+ s\)/);
     expect(channel).toContain('Canary site-b-node10: commissioning started (sb0010)');
+    // Nobody types: the watch sees prod's hash annotation turn into the empty-set hash and alerts within seconds.
+    expect(channel).toMatch(/⏱ prod's wipe alerted \d+\.\d s after it happened \(no command typed\)/);
+    const afterWipe = channel.slice(channel.indexOf("Seed 000 again, with nobody typing"));
+    expect(afterWipe).toMatch(/dns-check prod[\s\S]*API record WIPED, empty-set hash cached/);
     expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
   });
 

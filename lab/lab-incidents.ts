@@ -1,0 +1,19 @@
+import { LAST_APPLIED_DNS_HASH_ANNOTATION, MAAS_CLUSTER_PLURAL } from '../src/adapters/kube/capmaas.ts';
+import { EMPTY_SET_HASH } from '../src/features/dns/dns-hash.ts';
+import type { LabWorld } from './lab-world.ts';
+
+/**
+ * Seed 000 happening again, as an unpatched controller (v4.8.0–v4.9.1) does it: its control
+ * plane flapped, it PUT the empty IP set on the API server's record in MAAS and cached the
+ * empty set's hash on the MaasCluster. No command is typed: the bot has to notice.
+ */
+export function controllerWipesRecord(world: LabWorld, cluster: string, fqdn: string): void {
+  const record = world.maas.state.dnsresources.find((r) => r.fqdn === fqdn);
+  if (!record) throw new Error(`the lab's MAAS has no DNS resource ${fqdn}`);
+  record.ip_addresses = [];
+  const kube = world.kube[cluster];
+  const maasCluster = kube?.state.maasClusters.find((c) => c.metadata.name === cluster);
+  if (!kube || !maasCluster) throw new Error(`the lab has no MaasCluster ${cluster}`);
+  const annotations = { ...maasCluster.metadata.annotations, [LAST_APPLIED_DNS_HASH_ANNOTATION]: EMPTY_SET_HASH };
+  kube.apply(MAAS_CLUSTER_PLURAL, { ...maasCluster, metadata: { ...maasCluster.metadata, annotations } });
+}
