@@ -30,7 +30,8 @@ export interface MessageLength {
 }
 
 function stepLabel(step: LabStep): string {
-  return step.kind === 'command' ? `/maas ${step.text}` : `${step.user} clicks ${step.button}`;
+  if (step.kind === 'command') return `/maas ${step.text}`;
+  return step.kind === 'click' ? `${step.user} clicks ${step.button}` : `(nobody typed) ${step.measured}`;
 }
 
 const CHANNEL_NAME: Record<string, string> = { [LAB_CHANNELS.ops]: '#ops', [LAB_CHANNELS.alerts]: '#alerts' };
