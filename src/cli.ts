@@ -139,6 +139,21 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
       }),
     );
   program
+    .command('config')
+    .description('the config file: config check')
+    .command('check')
+    .description('load and validate the config, read every secret it names, say which peers answer')
+    .option('--offline', 'skip the reachability probes')
+    .action(async function (this: Command) {
+      const opts = this.optsWithGlobals<{ config?: string; offline?: boolean }>();
+      outcome.code = await guarded('config check', io, async () => {
+        const { checkConfig } = await import('./edge/terminal/config-check.ts');
+        const result = await checkConfig({ ...(opts.config ? { path: opts.config } : {}), env, offline: opts.offline ?? false });
+        for (const line of result.lines) io.out(line);
+        return result.code;
+      });
+    });
+  program
     .command('audit')
     .description('the latest entries of the audit trail (needs Redis)')
     .argument('[target]', 'a site or cluster')
