@@ -92,10 +92,13 @@ export const configSchema = z.strictObject({
       approvers: z.array(userId).default([]),
       selfApproval: z.boolean().default(false),
       approvalTtl: duration.default('15m'),
+      /** Distinct approvers a plan needs before it runs; per repair in approvalsRequiredFor. */
+      approvalsRequired: z.number().int().min(1).max(5).default(1),
+      approvalsRequiredFor: z.record(z.string().regex(/^fix-[a-z][a-z-]*$/, 'must be a repair command such as fix-dns'), z.number().int().min(1).max(5)).optional(),
       /** Which operators may run which kind of subcommand; an absent list = every operator. */
       permissions: z.strictObject({ checks: z.array(userId).optional(), repairs: z.array(userId).optional() }).optional(),
     })
-    .default({ commandChannels: [], approvers: [], selfApproval: false, approvalTtl: '15m' }),
+    .default({ commandChannels: [], approvers: [], selfApproval: false, approvalTtl: '15m', approvalsRequired: 1 }),
   maas: z.record(name, z.strictObject({ url: z.url({ protocol: /^https?$/ }), apiKey: secretRef })).default({}),
   sites: z.record(name, siteSchema).default({}),
   clusters: z.record(name, clusterSchema).default({}),

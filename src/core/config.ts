@@ -87,6 +87,9 @@ export interface SlackPolicy {
   approvers: string[];
   selfApproval: boolean;
   approvalTtlMs: number;
+  /** Distinct approvers a plan needs (default 1); `approvalsRequiredFor` overrides it per repair. */
+  approvalsRequired?: number;
+  approvalsRequiredFor?: Record<string, number>;
   /** Who may run read-only checks and who may run repairs; an absent list = every operator. */
   permissions?: { checks?: string[]; repairs?: string[] };
 }
@@ -365,7 +368,10 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
     approvers: raw.slack.approvers,
     selfApproval: raw.slack.selfApproval,
     approvalTtlMs: parseDuration(raw.slack.approvalTtl) as number,
+    approvalsRequired: raw.slack.approvalsRequired,
   };
+  if (raw.slack.approvalsRequiredFor) slack.approvalsRequiredFor = raw.slack.approvalsRequiredFor;
+  checkApprovalQuorum(slack, path);
   if (raw.slack.alertChannel) slack.alertChannel = raw.slack.alertChannel;
   if (raw.slack.operators) slack.operators = raw.slack.operators;
   if (raw.slack.permissions) slack.permissions = raw.slack.permissions;
@@ -465,4 +471,21 @@ export function printableConfig(config: Config): string {
 /** What the redactor must know of a loaded config: its secrets so far and later (deferred ones as they are read), and `extra`. */
 export function secretValues(loaded: Pick<LoadedConfig, 'secrets'>, extra: readonly string[] = []): () => readonly string[] {
   return () => (extra.length ? [...loaded.secrets, ...extra] : loaded.secrets);
+}
+
+/** How many distinct approvers a plan of this repair needs before it runs. */
+export function approvalsRequired(policy: Pick<SlackPolicy, 'approvalsRequired' | 'approvalsRequiredFor'>, repair: string): number {
+  return policy.approvalsRequiredFor?.[repair] ?? policy.approvalsRequired ?? 1;
+}
+
+/** A quorum larger than the approvers who could meet it would leave every such plan waiting until it expires. */
+function checkApprovalQuorum(slack: SlackPolicy, path: string): void {
+  if (!slack.approvers.length) return;
+  const asked: [string, number][] = [['slack.approvalsRequired', slack.approvalsRequired ?? 1], ...Object.entries(slack.approvalsRequiredFor ?? {}).map(([k, n]): [string, number] => [`slack.approvalsRequiredFor.${k}`, n])];
+  const available = slack.approvers.length;
+  for (const [key, n] of asked) {
+    if (n > available) {
+      throw new ConfigError(`${path}: ${key} is ${n}, but slack.approvers lists ${available}: no such plan could ever run`, `List at least ${n} approvers in slack.approvers, or lower ${key}`);
+    }
+  }
 }

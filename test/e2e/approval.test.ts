@@ -77,7 +77,7 @@ interface DnsLab {
   kube: KubeSimulator;
 }
 
-async function startDnsLab(): Promise<DnsLab> {
+async function startDnsLab(slackYaml = SLACK_YAML): Promise<DnsLab> {
   const lab = dnsLabScenario();
   const prod = lab.clusters.find((c) => c.name === 'prod');
   if (!prod) throw new Error('no prod cluster in the lab');
@@ -86,7 +86,7 @@ async function startDnsLab(): Promise<DnsLab> {
   closers.push(() => maas.close());
   const kube = await startKubeSimulator({ state: structuredClone(prod.kube) });
   closers.push(() => kube.close());
-  const yaml = `${SLACK_YAML}
+  const yaml = `${slackYaml}
 maas:
   region-a: { url: ${maas.url}, apiKey: env:MAAS_KEY }
 clusters:
@@ -265,6 +265,48 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
 });
 
 // ---------------------------------------------------------------- fix-macs: a drifted site
+
+describe('/maas fix-dns with two approvers required (slack.approvalsRequiredFor)', () => {
+  const QUORUM_YAML = `
+slack:
+  commandChannels: [${CHANNEL}]
+  approvers: [U0LEAD1, U0LEAD2, U0LEAD3]
+  approvalTtl: 15m
+  approvalsRequiredFor: { fix-dns: 2 }
+`;
+
+  it('waits for a second distinct approver, counts a repeated click once, shows who approved when, and runs exactly once', async () => {
+    const lab = await startDnsLab(QUORUM_YAML);
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    expect(JSON.stringify(plan.blocks)).toContain('awaiting approval by 2 distinct approvers until');
+
+    await click(stack, 'U0LEAD1', plan);
+    const [counted] = await waitForEphemeral(stack, 'U0LEAD1', 1);
+    expect(counted?.text).toContain('Your approval is counted (1 of 2); the plan runs after 1 more distinct approver approve it.');
+    await waitForState(stack, plan, /approved so far by <@U0LEAD1> at .*\(1 of 2\)/);
+    expect(hasButtons(current(stack, plan))).toBe(true);
+
+    await click(stack, 'U0LEAD1', plan);
+    const [, again] = await waitForEphemeral(stack, 'U0LEAD1', 2);
+    expect(again?.text).toContain('You have approved this plan already; an approver counts once. It still waits for 1 more distinct approver.');
+    expect(dnsWrites(lab)).toEqual([]);
+
+    await click(stack, 'U0LEAD2', plan);
+    await waitForState(stack, plan, /Done, approved by <@U0LEAD1> at .* and <@U0LEAD2> at /);
+    expect(dnsWrites(lab)).toEqual(['PUT 10.11.135.36', 'PATCH']);
+
+    // A third approval after the run changes nothing: the plan ran once.
+    await click(stack, 'U0LEAD3', plan);
+    const [late] = await waitForEphemeral(stack, 'U0LEAD3', 1);
+    expect(late?.text).toMatch(/This plan was already approved and has run/);
+    expect(dnsWrites(lab)).toEqual(['PUT 10.11.135.36', 'PATCH']);
+    expect(stack.audit.filter((e) => e.kind === 'approval').map((e) => [e.actor, e.outcome])).toEqual([
+      ['U0LEAD1', 'approved (1 of 2)'],
+      ['U0LEAD2', 'approved'],
+    ]);
+  }, 30_000);
+});
 
 describe('/maas fix-macs in batches (repair.maxSubjects)', () => {
   it('each batch counts from the current plan: "Plan 1 of 3", then "Plan 2 of 3" from "Plan the next batch", then "Plan 3 of 3"', async () => {

@@ -91,6 +91,16 @@ describe('config', () => {
     expect(reads).toEqual(['/keys/rack']);
   });
 
+  it('approvals: one approver by default, a quorum per repair, and a quorum larger than the approvers is refused naming both keys', () => {
+    expect(parse(valid).config.slack.approvalsRequired).toBe(1);
+    const two = valid.replace('  approvalTtl: 10m\n', '  approvalTtl: 10m\n  approvalsRequiredFor: { fix-dns: 1 }\n');
+    expect(parse(two).config.slack.approvalsRequiredFor).toEqual({ 'fix-dns': 1 });
+    const tooMany = valid.replace('  approvalTtl: 10m\n', '  approvalTtl: 10m\n  approvalsRequiredFor: { fix-dns: 2 }\n');
+    const err = errorOf(() => parse(tooMany));
+    expect(err.message).toBe('test.yaml: slack.approvalsRequiredFor.fix-dns is 2, but slack.approvers lists 1: no such plan could ever run');
+    expect(err.hint).toBe('List at least 2 approvers in slack.approvers, or lower slack.approvalsRequiredFor.fix-dns');
+  });
+
   it('repair.commissionTimeout and commissionPollInterval are durations; absent, the defaults apply where they are used', () => {
     expect(parse(valid).config.repair).toEqual({ maxSubjects: 50 });
     const { config } = parse(`${valid}repair: { commissionTimeout: 45m, commissionPollInterval: 30s }\n`);

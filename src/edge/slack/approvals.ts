@@ -2,7 +2,8 @@ import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import type { AuditRecorder } from '../../engine/audit/audit-log.ts';
 import type { Metrics } from '../../engine/metrics.ts';
 import type { Config } from '../../core/config.ts';
-import { describeError } from '../../core/errors.ts';
+import { ConfigError, describeError } from '../../core/errors.ts';
+import { FIX_NAMES } from '../../features/registry.ts';
 import type { Logger } from '../../core/log.ts';
 import type { PlanState, PlanStore, StoredPlan } from '../../engine/repair/plan-store.ts';
 import { executionJobId, REPAIR_EXECUTE_JOB, type ExecuteJobData, type QueueExecution } from '../../engine/repair/execute-job-data.ts';
@@ -44,6 +45,7 @@ interface Click {
  * and recorded with the plan.
  */
 export function approvalHandlers(options: ApprovalOptions): (app: App, slack: SlackGateway) => void {
+  checkQuorumKeys(options.config);
   return (app, slack) => {
     for (const [actionId, decision] of [
       [APPROVE_ACTION, 'approve'],
@@ -63,6 +65,15 @@ export function approvalHandlers(options: ApprovalOptions): (app: App, slack: Sl
       });
     }
   };
+}
+
+/** A quorum for a repair that does not exist (a typo such as fix-dsn) would silently leave the real one at the default. */
+function checkQuorumKeys(config: Config): void {
+  for (const key of Object.keys(config.slack.approvalsRequiredFor ?? {})) {
+    if (!(FIX_NAMES as readonly string[]).includes(key)) {
+      throw new ConfigError(`slack.approvalsRequiredFor.${key}: no repair "${key}"`, `Use one of ${FIX_NAMES.join(', ')}`);
+    }
+  }
 }
 
 async function decide(options: ApprovalOptions, decision: Decision, click: Click): Promise<void> {
@@ -86,6 +97,7 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
     if (why) return await refuse(why);
 
     const result = await plans.decide(click.planId, decision === 'approve' ? 'approved' : 'rejected', click.user, now());
+    if (!result.ok && result.why === 'waiting') return await recordPartialApproval(options, click, stored, result);
     if (!result.ok) {
       if (result.why === 'missing') return await refuse('This plan is not known any more. Run the /maas fix command again.');
       if (result.why === 'expired') {
@@ -116,6 +128,27 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
     log.error({ err: describeError(err) }, 'repair decision failed');
     await tellClicker(click, `Your ${decision === 'approve' ? 'approval' : 'rejection'} could not be recorded: ${describeError(err)}. Nothing was run; try again in a minute.`, log);
   }
+}
+
+/** One approval of several: counted once per approver, shown on the plan, and the plan waits for the rest. */
+async function recordPartialApproval(options: ApprovalOptions, click: Click, stored: StoredPlan, result: { count: number; required: number; duplicate: boolean }): Promise<void> {
+  const log = options.log.child({ component: 'approvals', plan: click.planId, user: click.user });
+  const left = result.required - result.count;
+  const more = `${left} more distinct approver${left === 1 ? '' : 's'}`;
+  if (result.duplicate) return tellClicker(click, `You have approved this plan already; an approver counts once. It still waits for ${more}.`, log, ':ballot_box_with_check:');
+  await updateMessage(options, click, (await options.plans.get(click.planId)) ?? stored);
+  log.info({ count: result.count, required: result.required }, 'repair plan approval counted');
+  await options.audit?.record({
+    kind: 'approval',
+    actor: click.user,
+    channel: click.channel,
+    action: stored.plan.kind,
+    target: stored.plan.target,
+    outcome: `approved (${result.count} of ${result.required})`,
+    detail: stored.plan.verdict,
+    planId: stored.plan.id,
+  });
+  await tellClicker(click, `Your approval is counted (${result.count} of ${result.required}); the plan runs after ${more} approve it.`, log, ':ballot_box_with_check:');
 }
 
 /** Who may do what, checked on every click: never trust that the button was shown to the right person. */
@@ -161,9 +194,9 @@ async function updateMessage(options: ApprovalOptions, click: Click, stored: Sto
 }
 
 /** Only the clicker sees it: through the click's response_url, else chat.postEphemeral. */
-async function tellClicker(click: Click, text: string, log: Logger): Promise<void> {
+async function tellClicker(click: Click, text: string, log: Logger, emoji = ':no_entry:'): Promise<void> {
   // Times show in each reader's own zone, UTC where a client cannot (Slack date tokens).
-  const message = { text: withSlackDates(toSlackText(`:no_entry: ${text}`)) };
+  const message = { text: withSlackDates(toSlackText(`${emoji} ${text}`)) };
   if (click.responseUrl) {
     try {
       await click.slack.respond(click.responseUrl, message, { visibility: 'ephemeral', replaceOriginal: false }, 'answer a click');

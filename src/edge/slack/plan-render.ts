@@ -75,15 +75,30 @@ export function statusLine(view: PlanMessageView): string {
   return statusText(view).replace(DATE_MARK, (_m, ms: string) => slackDate(Number(ms)));
 }
 
+/** Who approved and when: every approver of a plan that needed several, else the one who decided. */
+function approvedBy(view: PlanMessageView): { by: string; at: string } {
+  if (view.approvals && view.approvals.length > 1) {
+    return { by: view.approvals.map((a) => `<@${a.user}> at ${when(a.at)}`).join(' and '), at: '' };
+  }
+  return { by: view.decidedBy ? `<@${view.decidedBy}>` : 'someone', at: view.decidedAt !== undefined ? ` at ${when(view.decidedAt)}` : '' };
+}
+
+/** While a plan needs several approvers: who approved so far, and how many it still waits for. */
+function waitingFor(view: PlanMessageView): string {
+  const required = view.required ?? 1;
+  if (required <= 1) return 'an approver';
+  const so = view.approvals?.length ? `; approved so far by ${view.approvals.map((a) => `<@${a.user}> at ${when(a.at)}`).join(', ')} (${view.approvals.length} of ${required})` : '';
+  return `${required} distinct approvers${so}`;
+}
+
 function statusText(view: PlanMessageView): string {
-  const by = view.decidedBy ? `<@${view.decidedBy}>` : 'someone';
-  const at = view.decidedAt !== undefined ? ` at ${when(view.decidedAt)}` : '';
+  const { by, at } = approvedBy(view);
   const note = view.note ? ` ${view.note.replace(/\uE000/g, '')}` : '';
   const id = `plan \`${view.planId}\``;
   switch (view.state) {
     case 'pending':
       return view.approvable
-        ? toSlackText(`:hourglass: Requested by <@${view.requester}>; awaiting approval by an approver until ${when(view.expiresAt)} (${id}).${note}`)
+        ? toSlackText(`:hourglass: Requested by <@${view.requester}>; awaiting approval by ${waitingFor(view)} until ${when(view.expiresAt)} (${id}).${note}`)
         : toSlackText(`:lock: Requested by <@${view.requester}>. No approvers are configured (slack.approvers), so no repair runs from Slack; use \`maas-chatops ${view.report.kind} ${view.report.target} --apply\` (${id}).${note}`);
     case 'approved':
     case 'executing':

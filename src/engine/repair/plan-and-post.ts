@@ -1,3 +1,4 @@
+import { approvalsRequired } from '../../core/config.ts';
 import { ChatopsError, describeError } from '../../core/errors.ts';
 import type { JobContext, JobData } from '../job-types.ts';
 import type { ReplyTarget } from '../notifier.ts';
@@ -42,7 +43,8 @@ export async function storeAndPost(ctx: JobContext, services: SlackServices, pla
   const { plans, notifier } = services;
   const now = Date.now();
   const ttlMs = ctx.config.slack.approvalTtlMs;
-  const stored = await plans.create({ plan, report, requester, channel, now, ttlMs });
+  const required = approvalsRequired(ctx.config.slack, plan.kind);
+  const stored = await plans.create({ plan, report, requester, channel, now, ttlMs, required });
   if (!stored.created) {
     const ref = messageRef(stored.existing);
     const note = `<@${requester}> asked for this plan again; it is still ${stored.existing.state} here (plan ${plan.id}).`;
@@ -51,7 +53,7 @@ export async function storeAndPost(ctx: JobContext, services: SlackServices, pla
     return;
   }
   // As the store now holds it: no need to read it back.
-  const pending: StoredPlan = { plan, report, requester, channel, createdAt: now, expiresAt: now + ttlMs, state: 'pending' };
+  const pending: StoredPlan = { plan, report, requester, channel, createdAt: now, expiresAt: now + ttlMs, state: 'pending', ...(required > 1 ? { required } : {}) };
   const ref = await notifier.postPlan({ channel }, planView(pending, { approvers: ctx.config.slack.approvers }));
   await plans.setMessage(plan.id, ref.ts);
   await ctx.audit?.record({ kind: 'plan', actor: requester, channel, action: plan.kind, target: plan.target, outcome: 'posted', detail: `${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'}: ${report.verdict}`, planId: plan.id });

@@ -24,6 +24,15 @@ export interface StoredPlan {
   decidedBy?: string;
   decidedAt?: number;
   results?: StepResult[];
+  /** How many distinct approvers the plan needs (slack.approvalsRequired); 1 when absent. */
+  required?: number;
+  /** Who approved so far, first first (with several required, the plan runs at the last of them). */
+  approvals?: Approval[];
+}
+
+export interface Approval {
+  user: string;
+  at: number;
 }
 
 export interface Refusal {
@@ -37,14 +46,18 @@ export type DecideResult =
   | { ok: true }
   | { ok: false; why: 'missing' }
   | { ok: false; why: 'expired' }
+  | { ok: false; why: 'waiting'; count: number; required: number; duplicate: boolean }
   | { ok: false; why: 'decided'; state: PlanState; by?: string; at?: number };
 
 export interface PlanStore {
   /** Stores a new plan as pending. A plan with the same id that is still pending, approved or running is kept and returned instead. */
-  create(input: { plan: RepairPlan; report: Report; requester: string; channel: string; now: number; ttlMs: number }): Promise<{ created: true } | { created: false; existing: StoredPlan }>;
+  create(input: { plan: RepairPlan; report: Report; requester: string; channel: string; now: number; ttlMs: number; required?: number }): Promise<{ created: true } | { created: false; existing: StoredPlan }>;
   get(id: string): Promise<StoredPlan | null>;
   setMessage(id: string, ts: string): Promise<void>;
-  /** The one atomic transition out of pending: at most one caller ever gets `ok`. */
+  /**
+   * The one atomic transition out of pending: at most one caller ever gets `ok`. An approval of a
+   * plan that needs several counts its approver once and answers `waiting` until the last one.
+   */
   decide(id: string, decision: 'approved' | 'rejected', user: string, now: number): Promise<DecideResult>;
   /** Puts an approval back to pending (the execution could not be queued). */
   /** Takes back an approval whose run could not be queued; false when a worker already started it. */
@@ -63,19 +76,19 @@ export interface PlanStore {
 /** How long a decided plan, its refusals and its journal are kept: for audit and resumes. */
 const KEEP_MS = 7 * 24 * 3600 * 1000;
 
-// KEYS[1] plan, KEYS[2] refusals, KEYS[3] journal; ARGV now, record, expiresAt, requester, channel, keepMs
+// KEYS[1] plan, KEYS[2] refusals, KEYS[3] journal, KEYS[4] approvals; ARGV now, record, expiresAt, requester, channel, keepMs, required
 const CREATE = `
 local state = redis.call('HGET', KEYS[1], 'state')
 local now = tonumber(ARGV[1])
 if state == 'approved' or state == 'executing' then return 'exists' end
 if state == 'pending' and now <= tonumber(redis.call('HGET', KEYS[1], 'expiresAt')) then return 'exists' end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], 'record', ARGV[2], 'state', 'pending', 'expiresAt', ARGV[3], 'requester', ARGV[4], 'channel', ARGV[5], 'createdAt', ARGV[1])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('HSET', KEYS[1], 'record', ARGV[2], 'state', 'pending', 'expiresAt', ARGV[3], 'requester', ARGV[4], 'channel', ARGV[5], 'createdAt', ARGV[1], 'required', ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return 'created'
 `;
 
-// KEYS[1] plan; ARGV decision, user, now, keepMs
+// KEYS[1] plan, KEYS[2] approvals (user -> when); ARGV decision, user, now, keepMs
 const DECIDE = `
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing'} end
@@ -86,16 +99,25 @@ if tonumber(ARGV[3]) > tonumber(redis.call('HGET', KEYS[1], 'expiresAt')) then
   redis.call('HSET', KEYS[1], 'state', 'expired')
   return {'expired'}
 end
+if ARGV[1] == 'approved' then
+  local required = tonumber(redis.call('HGET', KEYS[1], 'required') or '1')
+  local added = redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  local count = redis.call('HLEN', KEYS[2])
+  if count < required then return {'waiting', tostring(count), tostring(required), tostring(added)} end
+  if added == 0 then return {'waiting', tostring(count), tostring(required), '0'} end
+end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'decidedBy', ARGV[2], 'decidedAt', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {'ok'}
 `;
 
-// KEYS[1] plan; ARGV user
+// KEYS[1] plan, KEYS[2] approvals; ARGV user
 const UNDO = `
 if redis.call('HGET', KEYS[1], 'state') == 'approved' and redis.call('HGET', KEYS[1], 'decidedBy') == ARGV[1] then
   redis.call('HSET', KEYS[1], 'state', 'pending')
   redis.call('HDEL', KEYS[1], 'decidedBy', 'decidedAt')
+  redis.call('HDEL', KEYS[2], ARGV[1])
   return 1
 end
 return 0
@@ -118,6 +140,7 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
   const planKey = (id: string) => `${base}:plan:${id}`;
   const refusalsKey = (id: string) => `${base}:plan:${id}:refusals`;
   const journalKey = (id: string) => `${base}:plan:${id}:journal`;
+  const approvalsKey = (id: string) => `${base}:plan:${id}:approvals`;
   // Never deleted with the plan: a token must never be handed out twice for one plan id.
   const fenceKey = (id: string) => `${base}:plan:${id}:fence`;
   const leaseKey = (id: string) => `${base}:plan:${id}:lease`;
@@ -139,13 +162,19 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
     if (h.decidedBy) stored.decidedBy = h.decidedBy;
     if (h.decidedAt) stored.decidedAt = Number(h.decidedAt);
     if (h.results) stored.results = JSON.parse(h.results) as StepResult[];
+    const required = Number(h.required ?? 1);
+    if (required > 1) stored.required = required;
+    const approvals = Object.entries(await redis.hgetall(approvalsKey(id)))
+      .map(([user, at]) => ({ user, at: Number(at) }))
+      .sort((a, b) => a.at - b.at);
+    if (approvals.length) stored.approvals = approvals;
     return stored;
   }
 
   return {
-    async create({ plan, report, requester, channel, now, ttlMs }) {
+    async create({ plan, report, requester, channel, now, ttlMs, required = 1 }) {
       const record = JSON.stringify({ plan, report });
-      const answer = await redis.eval(CREATE, 3, planKey(plan.id), refusalsKey(plan.id), journalKey(plan.id), now, record, now + ttlMs, requester, channel, ttlMs + KEEP_MS);
+      const answer = await redis.eval(CREATE, 4, planKey(plan.id), refusalsKey(plan.id), journalKey(plan.id), approvalsKey(plan.id), now, record, now + ttlMs, requester, channel, ttlMs + KEEP_MS, Math.max(1, Math.floor(required)));
       if (answer === 'created') return { created: true };
       const existing = await get(plan.id);
       if (!existing) throw new Error(`plan ${plan.id} vanished while it was being stored`);
@@ -156,15 +185,16 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
       await redis.hset(planKey(id), 'messageTs', ts);
     },
     async decide(id, decision, user, now) {
-      const answer = (await redis.eval(DECIDE, 1, planKey(id), decision, user, now, KEEP_MS)) as string[];
+      const answer = (await redis.eval(DECIDE, 2, planKey(id), approvalsKey(id), decision, user, now, KEEP_MS)) as string[];
       const [what, state, by, at] = answer;
       if (what === 'ok') return { ok: true };
+      if (what === 'waiting') return { ok: false, why: 'waiting', count: Number(state), required: Number(by), duplicate: at === '0' };
       if (what === 'missing') return { ok: false, why: 'missing' };
       if (what === 'expired') return { ok: false, why: 'expired' };
       return { ok: false, why: 'decided', state: state as PlanState, ...(by ? { by } : {}), ...(at ? { at: Number(at) } : {}) };
     },
     async undoApproval(id, user) {
-      return (await redis.eval(UNDO, 1, planKey(id), user)) === 1;
+      return (await redis.eval(UNDO, 2, planKey(id), approvalsKey(id), user)) === 1;
     },
     async startExecution(id) {
       return (await redis.eval(START, 2, planKey(id), journalKey(id))) === 1;

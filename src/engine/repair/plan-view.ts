@@ -11,6 +11,10 @@ export interface PlanMessageView {
   expiresAt: number;
   decidedBy?: string;
   decidedAt?: number;
+  /** Distinct approvers the plan needs, when more than one. */
+  required?: number;
+  /** Who approved so far and when, first first. */
+  approvals?: readonly { user: string; at: number }[];
   /** False when no approver is configured: the plan is shown without buttons. */
   approvable: boolean;
   /** One more line, e.g. why a plan was superseded, or the re-check after the run. */
@@ -32,6 +36,8 @@ export function planView(stored: StoredPlan, options: { approvers: readonly stri
   };
   if (stored.decidedBy) view.decidedBy = stored.decidedBy;
   if (stored.decidedAt !== undefined) view.decidedAt = stored.decidedAt;
+  if (stored.required && stored.required > 1) view.required = stored.required;
+  if (stored.approvals?.length) view.approvals = stored.approvals;
   if (options.note) view.note = options.note;
   if (stored.plan.deferred?.length) view.deferred = stored.plan.deferred.length;
   if (stored.plan.batch) view.batch = stored.plan.batch;
