@@ -124,6 +124,7 @@ describe('dhcp-check: DHCP option 6 as the rack hands it out', () => {
     const servers = report.findings.find((f) => f.code === 'RESOLVER_DHCP_SERVERS');
     expect(servers?.evidence).toMatchObject({ option6: ['10.77.0.53'], at: `${extra}:1` });
     expect(servers?.severity).toBe('warning');
+    expect(report.verdict).toBe(`site-b: nodes on ${NODE_SUBNET.cidr} are handed 10.77.0.53 (DHCP option 6); 1 part of the file could not be read and may set option 6 too`);
     expect(servers?.summary).toContain(`not read, and may set option 6 too: ${lineOf(s.dhcpdPath, '.missing')}: \`include "${s.dhcpdPath}.missing"\` could not be read (no such file on 127.0.0.1`);
     expect(s.ssh.sessions).toBe(1);
     expect(s.ssh.commands.filter((c) => c.includes('.extra') || c.includes('.missing'))).toHaveLength(2);
