@@ -163,7 +163,7 @@ class Reader implements StatementContext {
     const word = keyword(header);
     const text = wordsText(header.slice(0, 12));
     this.count(at);
-    const inherit = (extra: Partial<Frame>): Frame => ({ ...frame, opaque: undefined, ifChain: undefined, switchBody: false, header: text, at, ...extra });
+    const inherit = (extra: Partial<Frame>): Frame => childFrame(frame, text, at, extra);
     if (frame.opaque) return void this.frames.push(inherit({ opaque: frame.opaque }));
     if (word === 'if' || word === 'elsif' || word === 'else') return void this.frames.push(this.#branch(word, header, at, lastIf, inherit));
     if (word === 'on' || word === 'switch') {
@@ -311,4 +311,25 @@ function withoutCaseLabel(words: Token[]): Token[] {
 /** A statement named by its first word only: a key's `secret "…"` never reaches a message. */
 function firstWord(words: readonly Token[]): string {
   return words[0]?.kind === 'word' ? `${words[0].text} …` : '…';
+}
+
+/** A block's frame: what it sets in `extra`, the rest as its parent has it (one fixed shape, built field by field: object spread made this the reading's hot spot). */
+function childFrame(parent: Frame, header: string, at: Where, extra: Partial<Frame>): Frame {
+  const pick = <K extends keyof Frame>(key: K): Frame[K] => (key in extra ? extra[key] : parent[key]) as Frame[K];
+  return {
+    declType: pick('declType'),
+    executable: pick('executable'),
+    opaque: extra.opaque,
+    group: pick('group'),
+    exec: pick('exec'),
+    share: pick('share'),
+    subnet: pick('subnet'),
+    pool: pick('pool'),
+    host: pick('host'),
+    klass: pick('klass'),
+    ifChain: extra.ifChain,
+    switchBody: extra.switchBody ?? false,
+    header,
+    at,
+  };
 }
