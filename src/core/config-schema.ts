@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 
@@ -7,6 +8,15 @@ export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 export const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[?[0-9A-Fa-f:.]+\]?)$/;
 const ZONE_RE = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?\.?)+$/;
 const CIDR_RE = /^[0-9A-Fa-f:.]+\/\d{1,3}$/;
+
+/** An IPv4 address with a prefix of 0–32, or an IPv6 one with 0–128. */
+function isCidr(value: string): boolean {
+  if (!CIDR_RE.test(value)) return false;
+  const [address, prefix] = value.split('/') as [string, string];
+  const family = isIP(address);
+  return family !== 0 && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+const cidr = (example: string) => z.string().refine(isCidr, `must be a CIDR such as ${example}: an IP address, a slash and a prefix length (0–32 for IPv4, 0–128 for IPv6)`);
 
 const name = z.string().regex(NAME_RE, 'must be letters, digits, ".", "_" or "-" (at most 63)');
 const host = z.string().regex(HOST_RE, 'must be a host name or an IP address');
@@ -38,7 +48,7 @@ export const rackSchema = z.strictObject({
   ssh: sshEndpointSchema.optional(),
   forwarder: resolverSchema.optional(),
   forwarderInstall: z.string().min(1).max(1000).refine((s) => !/[\r\n\0]/.test(s), 'must be one line').optional(),
-  subnet: z.union([z.string().regex(CIDR_RE, 'must be a CIDR such as 10.20.0.0/24'), z.number().int()]).optional(),
+  subnet: z.union([cidr('10.20.0.0/24'), z.number().int()]).optional(),
   /** Where MAAS wrote the rack's dhcpd.conf; default: the snap's, then the deb's path. */
   dhcpdConfig: z.string().regex(/^\/[A-Za-z0-9._/-]{1,255}$/, 'must be an absolute path (letters, digits and . _ - /), such as /var/snap/maas/common/maas/dhcpd.conf').optional(),
   /** fix-resolver: a machine (MAAS hostname) commissioned after the subnet change, to prove it. */
@@ -65,7 +75,7 @@ export const clusterSchema = z.strictObject({
     })
     .default({ namespace: 'default' }),
   maasCluster: name.optional(),
-  preferredSubnets: z.array(z.string().regex(CIDR_RE, 'must be a CIDR')).optional(),
+  preferredSubnets: z.array(cidr('10.11.135.0/24')).optional(),
   controller: z
     .strictObject({ namespace: name.default('capmaas-system'), deployment: name.default('capmaas-controller-manager') })
     .optional(),

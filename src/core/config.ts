@@ -198,7 +198,7 @@ export function parseConfigText(
   try {
     doc = parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    throw new ConfigError(`${path}: malformed YAML: ${firstLine((err as Error).message)}`, 'Fix the YAML syntax at that line');
+    throw yamlError(path, err);
   }
   if (doc === null || doc === undefined) doc = {};
   const parsed = configSchema.safeParse(doc);
@@ -209,11 +209,21 @@ export function parseConfigText(
   return { config, secrets: resolver.fragments, deferred: resolver.deferred, warnings: resolver.warnings };
 }
 
-function firstLine(s: string): string {
-  return s.split('\n')[0] ?? s;
+/** `file:29:3: malformed YAML: <what the parser says>`, and the fix names the same place. */
+function yamlError(path: string, err: unknown): ConfigError {
+  const e = err as { message?: string; linePos?: { line: number; col: number }[] };
+  const what = (e.message ?? String(err)).split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  const at = e.linePos?.[0];
+  if (!at) return new ConfigError(`${path}: malformed YAML: ${what}`, 'Fix the YAML syntax there');
+  return new ConfigError(`${path}:${at.line}:${at.col}: malformed YAML: ${what}`, `Fix the YAML at line ${at.line}, column ${at.col} (the indentation, a missing closing bracket or quote)`);
 }
 
 type Issue = z.core.$ZodIssue | undefined;
+
+/** A key the schema needs that the file does not have: zod says "expected string, received undefined". */
+function isMissing(issue: Issue): boolean {
+  return issue?.code === 'invalid_type' && /received undefined$/.test(issue.message);
+}
 
 function formatIssue(issue: Issue): string {
   if (!issue) return 'invalid config';
@@ -221,11 +231,13 @@ function formatIssue(issue: Issue): string {
   if (issue.code === 'unrecognized_keys') {
     return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   }
+  if (isMissing(issue)) return `${where}: missing (a ${issue.code === 'invalid_type' ? issue.expected : 'value'} is required here)`;
   return `${where}: ${issue.message}`;
 }
 
 function hintFor(issue: Issue): string {
   if (issue?.code === 'unrecognized_keys') return 'Remove it or check its spelling against docs/configuration.md';
+  if (isMissing(issue)) return `Add ${String(issue?.path.at(-1))}: under ${issue?.path.slice(0, -1).join('.') || 'the top level'}; docs/configuration.md shows an example`;
   return 'Fix that value; docs/configuration.md lists every key';
 }
 
@@ -452,8 +464,17 @@ function checkReferences(config: Config, path: string): void {
     if (view?.via !== 'rack') continue;
     const where = `${path}: clusters.${name}.clientView`;
     if (!view.site) throw new ConfigError(`${where}.site: required when via is rack`, 'Name the site whose rack runs dig (its rack.ssh is used), or set via: direct');
+    if (!config.sites[view.site]) {
+      const sites = Object.keys(config.sites);
+      throw new ConfigError(`${where}.site: no site "${view.site}"; ${sites.length ? `known: ${sites.join(', ')}` : 'no sites are configured'}`, 'Name a site under sites: whose rack runs dig, or set clientView.via: direct');
+    }
     if (!config.sites[view.site]?.rack?.ssh) {
       throw new ConfigError(`${where}.site: site "${view.site}" has no rack.ssh to run dig on`, `Add sites.${view.site}.rack.ssh, or set clientView.via: direct`);
+    }
+  }
+  for (const name of Object.keys(config.clusters)) {
+    if (config.sites[name]) {
+      throw new ConfigError(`${path}: clusters.${name}: a site is also named "${name}"`, `Rename one of them: commands take a site or a cluster by name (/maas silence ${name} would mute both)`);
     }
   }
   for (const [name, site] of Object.entries(config.sites)) {

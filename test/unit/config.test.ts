@@ -132,7 +132,29 @@ describe('config', () => {
 
   it('reports malformed YAML with the file name', () => {
     const err = errorOf(() => parse('slack: [unclosed'));
-    expect(err.message).toMatch(/^test\.yaml: malformed YAML/);
+    expect(err.message).toMatch(/^test\.yaml:1:\d+: malformed YAML/);
+  });
+
+  it('names the key and the fix for a missing key, a YAML error, a bad CIDR, an unknown clientView site and a site named like a cluster', () => {
+    const missing = errorOf(() => parse(valid.replace('    apiKey: env:MAAS_KEY\n', '')));
+    expect(missing.describe()).toBe('test.yaml: maas.region-a.apiKey: missing (a string is required here). Add apiKey: under maas.region-a; docs/configuration.md shows an example');
+
+    const yaml = errorOf(() => parse(valid.replace('  approvalTtl: 10m', '  approvalTtl: [10m')));
+    expect(yaml.describe()).toMatch(/^test\.yaml:\d+:\d+: malformed YAML: .+[^:]\. Fix the YAML at line \d+, column \d+ /);
+    expect(yaml.describe()).not.toContain(':.');
+
+    for (const bad of ['10.20.0.0/33', '10.20.0.300/24', 'fd00::/129']) {
+      const cidr = errorOf(() => parse(valid.replace('      resolver: 127.0.0.2:5353', `      resolver: 127.0.0.2:5353\n      subnet: ${bad}`)));
+      expect(cidr.message, bad).toMatch(/^test\.yaml: sites\.site-b\.rack\.subnet: /);
+      expect(cidr.describe(), bad).toMatch(/prefix length \(0–32 for IPv4, 0–128 for IPv6\)/);
+    }
+    expect(parse(valid.replace('      resolver: 127.0.0.2:5353', '      resolver: 127.0.0.2:5353\n      subnet: 10.20.0.0/32')).config.sites['site-b']?.rack?.subnet).toBe('10.20.0.0/32');
+
+    const view = errorOf(() => parse(valid.replace('    kube: { namespace: capi }', '    kube: { namespace: capi }\n    clientView: { resolver: 10.0.0.53, via: rack, site: site-x }')));
+    expect(view.describe()).toBe('test.yaml: clusters.prod.clientView.site: no site "site-x"; known: site-b. Name a site under sites: whose rack runs dig, or set clientView.via: direct');
+
+    const clash = errorOf(() => parse(valid.replace('  prod:\n    maas: region-a', '  site-b:\n    maas: region-a')));
+    expect(clash.describe()).toBe('test.yaml: clusters.site-b: a site is also named "site-b". Rename one of them: commands take a site or a cluster by name (/maas silence site-b would mute both)');
   });
 
   it('rejects unknown keys by path', () => {
