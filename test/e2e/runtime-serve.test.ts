@@ -66,7 +66,12 @@ describe('serve: a slash command comes back as a report in the channel', () => {
   it('resolver-check on the isolated rack reports SERVFAIL with dig\'s own status line', async () => {
     const message = await command('resolver-check site-b');
     expect(message.text).toMatch(/^CRITICAL: The resolver of site-b .* answers SERVFAIL/);
-    expect(JSON.stringify(message.blocks)).toMatch(/RESOLVER_SERVFAIL.*opcode: QUERY, status: SERVFAIL/);
+    // The channel answer is short; dig's own status line is the evidence, whole, in its thread.
+    const evidence = await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.threadTs === message.ts && /opcode: QUERY, status: SERVFAIL/.test(JSON.stringify(m.blocks ?? m.text))), {
+      timeoutMs: 10_000,
+      description: "the thread reply with dig's status line",
+    });
+    expect(JSON.stringify(evidence.blocks ?? evidence.text)).toMatch(/RESOLVER_SERVFAIL/);
   });
 
   it('an unknown target is answered with the known ones and queues nothing', async () => {
@@ -76,7 +81,8 @@ describe('serve: a slash command comes back as a report in the channel', () => {
     expect(answer.ephemeral).toBe(true);
     expect(answer.text).toContain('no cluster "nosuch". known clusters: prod, staging');
     await new Promise((r) => setTimeout(r, 300));
-    expect(emulator.messages.slice(before).filter((m) => m.via === 'chat.postMessage')).toEqual([]);
+    // Thread replies of the earlier answers may still arrive; nothing new reaches the channel itself.
+    expect(emulator.messages.slice(before).filter((m) => m.via === 'chat.postMessage' && !m.threadTs)).toEqual([]);
   });
 
   it('serves /healthz, /readyz and /metrics on the same port, counting MAAS requests', async () => {
