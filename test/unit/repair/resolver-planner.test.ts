@@ -130,6 +130,16 @@ describe('planResolverRepair', () => {
     expect(plan.steps[2]?.params).toEqual({ site: 'site-b', subnetId: 20, cidr: '10.20.0.0/24', expect: ['10.20.0.53'] });
   });
 
+  it('option 6 set by a pool snippet: the check-dhcp step says a subnet edit will not change it, and names the line', () => {
+    const dhcp: DhcpObservation = {
+      outcome: 'read', path: '/var/lib/maas/dhcpd.conf', subnet: '10.20.0.0/24', servers: ['10.20.0.2'], line: 'option domain-name-servers 10.20.0.2;', at: '/var/lib/maas/dhcpd.conf:96', scope: 'pool',
+      leases: true, variants: [], moreVariants: 0, notes: [], unread: [], unresolved: [], serving: {},
+    };
+    const detail = planResolverRepair(input({ dhcp })).steps.find((s) => s.action === 'check-dhcp')?.detail;
+    expect(detail).toContain('(now 10.20.0.2, `option domain-name-servers 10.20.0.2;` at /var/lib/maas/dhcpd.conf:96, in pool)');
+    expect(detail).toContain('Nodes get it from pool, which MAAS writes from a DHCP snippet: no subnet edit changes that, so this step fails until the snippet is edited.');
+  });
+
   it('without a readable dhcpd.conf: no rack-first guess and no check-dhcp step', () => {
     const plan = planResolverRepair(input({}));
     expect(plan.findings.map((f) => f.code)).toEqual(['RESOLVER_SERVFAIL']);
