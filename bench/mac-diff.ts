@@ -1,36 +1,35 @@
 /**
- * mac-diff at scale: 1,000 virsh machines on 20 VM hosts, 20 ms round trip to MAAS and to each
- * host. The bot's job against the runbook followed literally by a script (per machine: an
- * interfaces read, a power-parameters read, one `ssh host virsh domiflist <domain>`, in sequence).
+ * mac-diff at scale, at MAAS's real answer sizes: a 1,000-machine zone on 20 VM hosts and a
+ * 10,000-machine zone on 200, 20 ms round trip to MAAS and to each host; then `mac-diff all` over
+ * 50 sites. Each run is its own worker process (its peak RSS is its own): the bot's job with MAAS
+ * lists read as streams, the same job with the whole-body parse as the baseline, and the runbook
+ * followed literally by a script (per machine: an interfaces read, a power-parameters read, one
+ * `ssh host virsh domiflist <domain>`).
  *
- *   node --import tsx bench/mac-diff.ts
+ *   node --import tsx bench/mac-diff.ts [--all-machines N] [--quick]
+ *   (N machines per site of the `all` run, default 1000; --quick: a tenth of every world, to try it out)
  *
  * Writes (or replaces) the `## mac-diff` section of bench/RESULTS.md.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { writeResultsSection } from './lib/results-md.ts';
 import os from 'node:os';
-import { getHeapStatistics } from 'node:v8';
-import { runCheck } from '../src/features/run-check.ts';
-import { macDiffCheck } from '../src/features/macs/index.ts';
-import type { JobContext } from '../src/engine/job-types.ts';
-import type { Adapters } from '../src/adapters/adapters.ts';
-import { parseConfigText, type Config } from '../src/core/config.ts';
-import { silentLogger } from '../src/core/log.ts';
-import { createMaasClient } from '../src/adapters/maas/client.ts';
-import { createSshConnector } from '../src/adapters/ssh/connector.ts';
-import { sh } from '../src/adapters/ssh/shell-quote.ts';
-import { vmHostTarget } from '../src/adapters/ssh/targets.ts';
-import type { SshSession } from '../src/adapters/ssh/types.ts';
-import { classifyDomiflist } from '../src/adapters/ssh/virsh.ts';
-import { normaliseMac } from '../src/core/mac.ts';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_CONCURRENCY } from '../src/features/macs/virsh-probe.ts';
+import { DEFAULT_TARGET_CONCURRENCY } from '../src/core/targets.ts';
+import { machineContext, writeResultsSection } from './lib/results-md.ts';
 import type { BenchWorld, LabMessage, LabRequest } from './mac-diff-lab.ts';
+import type { WorkerJob, WorkerMode, WorkerResult } from './mac-diff-worker.ts';
 
-const WORLD: BenchWorld = { machines: 1000, hosts: 20, rttMs: 20, driftEvery: 3 };
-const BOT_RUNS = 5;
-const BASELINE_SAMPLE = 100;
+const RTT_MS = 20;
+/** `--quick`: a tenth of every world, to try the benchmark out (its figures are not the goals'). */
+const SCALE = process.argv.includes('--quick') ? 10 : 1;
+const SMALL: BenchWorld = { sites: 1, machines: 1000 / SCALE, hosts: 20 / SCALE, driftEvery: 3, rttMs: RTT_MS };
+const LARGE: BenchWorld = { sites: 1, machines: 10_000 / SCALE, hosts: 200 / SCALE, driftEvery: 3, rttMs: RTT_MS };
+const ALL_SITES = 50 / SCALE;
+const RUNS = { small: 3, large: 2 };
+const RUNBOOK_SAMPLE = 20 / SCALE;
 const COMMAND = 'node --import tsx bench/mac-diff.ts';
+const MB = 1024 * 1024;
 
 interface Counts {
   maasRequests: number;
@@ -45,7 +44,8 @@ class Lab {
   ) {}
 
   static async start(world: BenchWorld): Promise<Lab> {
-    const child = fork(fileURLToPath(new URL('./mac-diff-lab.ts', import.meta.url)), [JSON.stringify(world)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // The simulator renders every answer whole (about 14 KB a machine): it needs the room, the worker does not.
+    const child = fork(fileURLToPath(new URL('./mac-diff-lab.ts', import.meta.url)), [JSON.stringify(world)], { execArgv: ['--import', 'tsx', '--max-old-space-size=8192'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const ready = await new Promise<LabMessage>((resolve, reject) => {
       child.once('message', (m: LabMessage) => resolve(m));
       child.once('exit', (code) => reject(new Error(`the lab exited with ${code}`)));
@@ -71,137 +71,153 @@ class Lab {
   }
 }
 
-const diff = (a: Counts, b: Counts): Counts => ({
-  maasRequests: b.maasRequests - a.maasRequests,
-  sshConnections: b.sshConnections - a.sshConnections,
-  sshCommands: b.sshCommands - a.sshCommands,
-});
-
-function workerContext(lab: Lab): { ctx: JobContext; config: Config; adapters: Adapters } {
-  const { config } = parseConfigText(lab.ready.configText, { path: 'bench.yaml', env: lab.ready.env });
-  const maasClient = createMaasClient(config.maas['region-a'] as Config['maas'][string]);
-  const adapters: Adapters = {
-    maas: () => maasClient,
-    kube: () => {
-      throw new Error('no kube in this benchmark');
-    },
-    ssh: createSshConnector(),
-  };
-  return { ctx: { config, adapters, log: silentLogger() }, config, adapters };
+interface Measured {
+  result: WorkerResult;
+  /** SSH over the whole worker (warm-up included) and the number of runs it made. */
+  ssh: Counts;
+  passes: number;
 }
 
-/** The bot: the job's own gather + check for the site, as a worker runs it. */
-async function runBot(lab: Lab, ctx: JobContext): Promise<{ ms: number; counts: Counts; drifted: string }> {
+async function runWorker(lab: Lab, mode: WorkerMode, runs: number, sample?: number): Promise<Measured> {
+  const job: WorkerJob = { mode, configText: lab.ready.configText, env: lab.ready.env, site: lab.ready.siteNames[0] as string, runs, ...(sample ? { sample } : {}) };
   const before = await lab.counts();
-  const started = performance.now();
-  const [report] = await runCheck(ctx, macDiffCheck, 'bench');
-  const ms = performance.now() - started;
-  return { ms, counts: diff(before, await lab.counts()), drifted: report?.verdict ?? 'no report' };
+  const child = fork(fileURLToPath(new URL('./mac-diff-worker.ts', import.meta.url)), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const result = await new Promise<WorkerResult>((resolve, reject) => {
+    child.once('message', (m: WorkerResult) => resolve(m));
+    child.once('exit', (code) => reject(new Error(`the ${mode} worker exited with ${code}`)));
+  });
+  await new Promise((resolve) => child.once('exit', resolve));
+  const after = await lab.counts();
+  const passes = mode === 'stream' || mode === 'whole' ? runs + 1 : 1;
+  return { result, ssh: { maasRequests: after.maasRequests - before.maasRequests, sshConnections: after.sshConnections - before.sshConnections, sshCommands: after.sshCommands - before.sshCommands }, passes };
 }
 
-/**
- * The runbook, literally, for `sample` machines: `maas machines read zone=…` once, then per machine
- * `maas <id> interfaces read`, its power parameters, and `ssh host virsh domiflist <domain>`.
- */
-async function runBaseline(lab: Lab, config: Config, adapters: Adapters, sample: number, reuse: boolean): Promise<{ ms: number; counts: Counts }> {
-  const site = config.sites.bench;
-  if (!site) throw new Error('no bench site');
-  const maas = adapters.maas('region-a');
-  const before = await lab.counts();
-  const started = performance.now();
-  const sessions = new Map<string, SshSession>();
-  const machines = (await maas.listMachines({ zone: 'bench' })).slice(0, sample);
-  let drifted = 0;
-  for (const m of machines) {
-    const interfaces = await maas.listInterfaces(m.system_id);
-    const power = (await maas.powerParameters([m.system_id]))[m.system_id];
-    const address = new URL(String(power?.power_address)).hostname;
-    let session = sessions.get(address);
-    if (!session) {
-      session = await adapters.ssh.connect(vmHostTarget(site, address, 'ops'));
-      if (reuse) sessions.set(address, session);
-    }
-    const out = await session.exec(sh`virsh --connect qemu:///system domiflist ${String(power?.power_id)}`);
-    if (!reuse) session.close();
-    const probe = classifyDomiflist(out.stdout + out.stderr, out.code);
-    const live = probe.kind === 'found' ? probe.nics.map((n) => n.mac) : [];
-    if (interfaces.some((i) => !(live as string[]).includes(normaliseMac(i.mac_address) ?? i.mac_address))) drifted++;
-  }
-  for (const s of sessions.values()) s.close();
-  const ms = performance.now() - started;
-  if (drifted === 0) throw new Error('the baseline found no drift: it is not doing the work');
-  return { ms, counts: diff(before, await lab.counts()) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
-
-const mark = (met: boolean, text: string) => `${met ? 'met' : 'MISSED'}: ${text}`;
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const fmt = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
-const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const mb = (bytes: number) => `${(bytes / MB).toFixed(bytes >= 100 * MB ? 0 : 1)} MB`;
+const mark = (met: boolean, text: string) => `${met ? 'met' : 'MISSED'}: ${text}`;
 
-async function main(): Promise<void> {
-  const lab = await Lab.start(WORLD);
+interface Row {
+  label: string;
+  machines: number;
+  measured: Measured;
+}
+
+function botMs(m: Measured): number {
+  return median(m.result.runs.map((r) => r.ms));
+}
+
+function perMachineMs(row: Row): number {
+  return botMs(row.measured) / row.machines;
+}
+
+function rowLine(row: Row): string {
+  const { result, ssh, passes } = row.measured;
+  const last = result.runs[result.runs.length - 1];
+  const runs = result.runs.length > 1 ? ` (median of ${result.runs.length})` : '';
+  return `| ${row.label}${runs} | ${fmt(botMs(row.measured))} | ${(perMachineMs(row) * 1000).toFixed(0)} µs | ${last?.maasRequests ?? 0} | ${mb(last?.maasBytes ?? 0)} | ${Math.round(ssh.sshConnections / passes)} | ${Math.round(ssh.sshCommands / passes)} | ${mb(result.rssPeak)} | ${mb(result.heapPeak)} |`;
+}
+
+async function zoneRows(world: BenchWorld, runs: number, withRunbook: boolean): Promise<{ rows: Row[]; runbook: Row[]; verdict: string }> {
+  const lab = await Lab.start(world);
   try {
-    const { ctx, config, adapters } = workerContext(lab);
-    let heapPeak = 0;
-    const sampler = setInterval(() => {
-      heapPeak = Math.max(heapPeak, getHeapStatistics().used_heap_size);
-    }, 2);
-
-    await runBot(lab, ctx); // warm-up: module JIT, MAAS keep-alive connection
-    const bot: Awaited<ReturnType<typeof runBot>>[] = [];
-    for (let i = 0; i < BOT_RUNS; i++) bot.push(await runBot(lab, ctx));
-    clearInterval(sampler);
-    const rssPeak = process.resourceUsage().maxRSS * 1024;
-
-    const baselineNew = await runBaseline(lab, config, adapters, BASELINE_SAMPLE, false);
-    const baselineReuse = await runBaseline(lab, config, adapters, BASELINE_SAMPLE, true);
-    const scale = WORLD.machines / BASELINE_SAMPLE;
-    const projectedNew = baselineNew.ms * scale;
-    const projectedReuse = baselineReuse.ms * scale;
-
-    const botMs = median(bot.map((b) => b.ms));
-    const counts = bot[bot.length - 1]?.counts as Counts;
-    const lines = [
-      `## mac-diff`,
-      '',
-      `Reproduce: \`${COMMAND}\` (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${os.cpus().length} CPUs).`,
-      '',
-      `World: ${WORLD.machines} virsh machines on ${WORLD.hosts} VM hosts (one MAAS zone), a MAC drifted on every ${WORLD.driftEvery}rd machine;`,
-      `MAAS simulator and the 20 ssh2 VM hosts in a separate process; ${WORLD.rttMs} ms added per MAAS request and ${WORLD.rttMs} ms round trip on every`,
-      `SSH connection (a TCP proxy in front of each host, also charging one round trip for the TCP handshake).`,
-      '',
-      '| run | wall time | MAAS requests | SSH connections | SSH commands |',
-      '| --- | ---: | ---: | ---: | ---: |',
-      `| bot (\`mac-diff\` job, median of ${BOT_RUNS} after a warm-up; min ${fmt(Math.min(...bot.map((b) => b.ms)))}) | ${fmt(botMs)} | ${counts.maasRequests} | ${counts.sshConnections} | ${counts.sshCommands} |`,
-      `| runbook script, new SSH connection per machine: measured on ${BASELINE_SAMPLE} machines | ${fmt(baselineNew.ms)} | ${baselineNew.counts.maasRequests} | ${baselineNew.counts.sshConnections} | ${baselineNew.counts.sshCommands} |`,
-      `| ↳ extrapolated ×${scale} to ${WORLD.machines} machines | ${fmt(projectedNew)} | ${1 + 2 * WORLD.machines} | ${WORLD.machines} | ${WORLD.machines} |`,
-      `| runbook script, one SSH connection reused per host: measured on ${BASELINE_SAMPLE} machines | ${fmt(baselineReuse.ms)} | ${baselineReuse.counts.maasRequests} | ${baselineReuse.counts.sshConnections} | ${baselineReuse.counts.sshCommands} |`,
-      `| ↳ extrapolated ×${scale} to ${WORLD.machines} machines | ${fmt(projectedReuse)} | ${1 + 2 * WORLD.machines} | ${WORLD.hosts} | ${WORLD.machines} |`,
-      '',
-      `Speed-up of the bot: ${(projectedNew / botMs).toFixed(0)}× against the literal runbook (new connection per machine), ${(projectedReuse / botMs).toFixed(0)}× against the runbook with connections reused.`,
-      `Worker process (the bot side only; the simulators run in another process): peak RSS ${mb(rssPeak)}, peak V8 heap used ${mb(heapPeak)} (sampled every 2 ms during the bot runs).`,
-      `Bot verdict: "${bot[bot.length - 1]?.drifted}".`,
-      '',
-      `Targets: ${[
-        mark(counts.maasRequests <= 3, `≤ 3 MAAS requests (${counts.maasRequests})`),
-        mark(counts.sshConnections === WORLD.hosts && counts.sshCommands === WORLD.hosts, `one SSH connection and one command per host (${counts.sshConnections}/${counts.sshCommands} for ${WORLD.hosts} hosts)`),
-        mark(projectedReuse / botMs >= 30, `≥ 30× the baseline (${(projectedReuse / botMs).toFixed(0)}× even against reused connections)`),
-        mark(botMs < 1000, `under 1 s (${fmt(botMs)})`),
-        mark(rssPeak < 250 * 1024 * 1024, `peak memory < 250 MB (${mb(rssPeak)})`),
-      ].join('; ')}.`,
-      `Load average while running: ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs (the 20 simulated hosts' ${WORLD.machines} virsh processes share these CPUs with the worker).`,
-      '',
+    const zone = `${world.machines.toLocaleString('en')} machines, ${world.hosts} VM hosts`;
+    const stream = await runWorker(lab, 'stream', runs);
+    const whole = await runWorker(lab, 'whole', runs);
+    const rows: Row[] = [
+      { label: `${zone}: bot, MAAS lists streamed`, machines: world.machines, measured: stream },
+      { label: `${zone}: bot, whole-body parse (baseline)`, machines: world.machines, measured: whole },
     ];
-    const text = lines.join('\n');
-    console.log(text);
-    writeResultsSection('## mac-diff', text.replace(/^## mac-diff\n+/, ''));
+    const runbook: Row[] = [];
+    if (withRunbook) {
+      runbook.push({ label: `runbook script, new SSH connection per machine, on ${RUNBOOK_SAMPLE} machines`, machines: RUNBOOK_SAMPLE, measured: await runWorker(lab, 'runbook-new', 1, RUNBOOK_SAMPLE) });
+      runbook.push({ label: `runbook script, one SSH connection reused per host, on ${RUNBOOK_SAMPLE} machines`, machines: RUNBOOK_SAMPLE, measured: await runWorker(lab, 'runbook-reuse', 1, RUNBOOK_SAMPLE) });
+    }
+    return { rows, runbook, verdict: stream.result.runs[stream.result.runs.length - 1]?.verdict ?? '' };
   } finally {
     await lab.close();
   }
+}
+
+async function allRun(machinesPerSite: number): Promise<{ world: BenchWorld; measured: Measured }> {
+  const world: BenchWorld = { sites: ALL_SITES, machines: machinesPerSite, hosts: Math.max(1, Math.round(machinesPerSite / 50)), driftEvery: 3, rttMs: RTT_MS };
+  const lab = await Lab.start(world);
+  try {
+    return { world, measured: await runWorker(lab, 'all', 1) };
+  } finally {
+    await lab.close();
+  }
+}
+
+function argValue(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} takes a whole number`);
+  return v;
+}
+
+async function main(): Promise<void> {
+  const allMachines = argValue('--all-machines', 1000 / SCALE);
+  const small = await zoneRows(SMALL, RUNS.small, true);
+  const large = await zoneRows(LARGE, RUNS.large, false);
+  const all = await allRun(allMachines);
+
+  const [smallStream, smallWhole] = small.rows as [Row, Row];
+  const [largeStream, largeWhole] = large.rows as [Row, Row];
+  const ratio = perMachineMs(largeStream) / perMachineMs(smallStream);
+  const largeRuns = largeStream.measured;
+  const sessions = largeRuns.ssh.sshConnections / largeRuns.passes;
+  const commands = largeRuns.ssh.sshCommands / largeRuns.passes;
+  const bytesPerMachine = (largeStream.measured.result.runs[0]?.maasBytes ?? 0) / LARGE.machines;
+  const [runbookNew, runbookReuse] = small.runbook as [Row, Row];
+  const projectedReuse = botMs(runbookReuse.measured) * (SMALL.machines / RUNBOOK_SAMPLE);
+  const projectedNew = botMs(runbookNew.measured) * (SMALL.machines / RUNBOOK_SAMPLE);
+  const allResult = all.measured.result;
+  const allSlack = allResult.slack;
+  const allMs = allResult.runs[0]?.ms ?? 0;
+
+  const lines = [
+    `## mac-diff`,
+    '',
+    `Reproduce: \`${COMMAND}\` (${machineContext()}). Other processes may have been running on the machine at the same time; compare the rows of one run, not runs of different days.`,
+    '',
+    `World: one MAAS zone of virsh machines, a MAC drifted on every 3rd machine, one in three machines with two NICs. The MAAS simulator renders each machine as a real MAAS 3.4.10 region does (every field, pretty-printed: ${(bytesPerMachine / 1024).toFixed(1)} KB a machine in \`machines/\` as measured here), and it and the ssh2 VM hosts run in a separate process; ${RTT_MS} ms are added per MAAS request and ${RTT_MS} ms of round trip on every SSH connection (a TCP proxy in front of each host, also charging one round trip for the TCP handshake). Each row is its own worker process, so peak RSS (getrusage maxRSS) and peak V8 heap (sampled every 2 ms) are that row's alone. MAAS bytes read and requests are one run's; SSH sessions and commands are per run (a warm-up run included in the count, divided out).`,
+    '',
+    '| run | wall time | per machine | MAAS requests | MAAS bytes read | SSH sessions | SSH commands | worker peak RSS | worker peak heap |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...[...small.rows, ...large.rows].map(rowLine),
+    ...small.runbook.map(rowLine),
+    '',
+    `Streamed against whole-body, same run: at ${SMALL.machines.toLocaleString('en')} machines ${mb(smallStream.measured.result.rssPeak)} against ${mb(smallWhole.measured.result.rssPeak)} peak RSS; at ${LARGE.machines.toLocaleString('en')}, ${mb(largeStream.measured.result.rssPeak)} against ${mb(largeWhole.measured.result.rssPeak)} (${mb(largeStream.measured.result.heapPeak)} against ${mb(largeWhole.measured.result.heapPeak)} of heap). The whole-body reading is faster per byte (V8's JSON.parse against stream-json's tokenizer in JavaScript), and its memory grows with MAAS's rendering${(largeStream.measured.result.runs[0]?.maasBytes ?? 0) > 64 * MB ? `: the ${mb(largeStream.measured.result.runs[0]?.maasBytes ?? 0)} read at ${LARGE.machines.toLocaleString('en')} machines are past the old 64 MiB default of MAAS_MAX_BODY_MIB, which refused such a zone (this baseline ran with no cap)` : ''}.`,
+    `Runbook, extrapolated ×${SMALL.machines / RUNBOOK_SAMPLE} to ${SMALL.machines.toLocaleString('en')} machines: ${fmt(projectedNew)} with a new connection per machine, ${fmt(projectedReuse)} with connections reused: the streamed bot is ${(projectedReuse / botMs(smallStream.measured)).toFixed(0)}× faster than even the latter.`,
+    `Bot verdict at ${LARGE.machines.toLocaleString('en')}: "${large.verdict}".`,
+    '',
+    `Targets: ${[
+      mark(largeStream.measured.result.rssPeak < 256 * MB, `worker peak RSS < 256 MB at ${LARGE.machines.toLocaleString('en')} machines (${mb(largeStream.measured.result.rssPeak)})`),
+      mark(ratio <= 1.2, `time per machine at ${LARGE.machines.toLocaleString('en')} ≤ 1.2× that at ${SMALL.machines.toLocaleString('en')} (${ratio.toFixed(2)}×: ${(perMachineMs(largeStream) * 1000).toFixed(0)} µs against ${(perMachineMs(smallStream) * 1000).toFixed(0)} µs)`),
+      mark(sessions === LARGE.hosts && commands === LARGE.hosts, `one SSH session and one command per VM host (${sessions}/${commands} for ${LARGE.hosts} hosts, at most ${DEFAULT_CONCURRENCY} at a time: config \`concurrency.vmHosts\`, default ${DEFAULT_CONCURRENCY})`),
+      mark(projectedReuse / botMs(smallStream.measured) >= 30, `≥ 30× the runbook at ${SMALL.machines.toLocaleString('en')} machines`),
+    ].join('; ')}.`,
+    '',
+    `### mac-diff all over ${all.world.sites} sites`,
+    '',
+    `${all.world.sites} sites (one MAAS zone each, one region) of ${all.world.machines.toLocaleString('en')} real-size machines on ${all.world.hosts} VM hosts each, ${(all.world.sites * all.world.machines).toLocaleString('en')} machines in all; one \`mac-diff all\` in one worker, ${DEFAULT_TARGET_CONCURRENCY} sites at a time (config \`concurrency.targets\`, default ${DEFAULT_TARGET_CONCURRENCY}). Each site reads its zone's \`machines/\` and the region's bulk power parameters (every machine of the region: MAAS has no zone filter for it). Run with \`--all-machines 10000\` for 10,000-machine sites (not run here: about ten times the time).`,
+    '',
+    '| run | wall time | MAAS requests | MAAS bytes read | SSH sessions | worker peak RSS | worker peak heap | Slack answer |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    `| \`mac-diff all\`, ${all.world.sites} sites | ${fmt(allMs)} | ${allResult.runs[0]?.maasRequests ?? 0} | ${mb(allResult.runs[0]?.maasBytes ?? 0)} | ${all.measured.ssh.sshConnections} | ${mb(allResult.rssPeak)} | ${mb(allResult.heapPeak)} | ${allSlack ? `${allSlack.blocks} blocks, ${allSlack.jsonBytes} bytes of blocks JSON, ${allSlack.problem ? `REFUSED (${allSlack.problem})` : 'within the limits'}${allSlack.fileAttached ? ', whole table as a file in the thread' : ''}` : '-'} |`,
+    '',
+    `Verdict: "${allResult.runs[0]?.verdict ?? ''}". Targets: ${[
+      mark(allSlack !== undefined && allSlack.problem === null, 'the summary fits Slack\'s limits (src/edge/slack/message-limits.ts)'),
+      mark(all.measured.ssh.sshConnections === all.world.sites * all.world.hosts, `one SSH session per VM host (${all.measured.ssh.sshConnections} for ${all.world.sites * all.world.hosts})`),
+      mark(allResult.rssPeak < 512 * MB, `bounded memory: peak RSS ${mb(allResult.rssPeak)} for ${(all.world.sites * all.world.machines).toLocaleString('en')} machines`),
+    ].join('; ')}.`,
+    `Load average when it finished: ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs (the simulated hosts' virsh processes and the simulator share these CPUs with the worker).`,
+    '',
+  ];
+  const text = lines.join('\n');
+  console.log(text);
+  writeResultsSection('## mac-diff', text.replace(/^## mac-diff\n+/, ''));
   process.exit(0);
 }
 
