@@ -5,7 +5,7 @@
 import { isIP } from 'node:net';
 import { dnsResourceJson } from './render.ts';
 import { domainOf, knownDomains, nameOf } from './scenario-lookups.ts';
-import { forbidden, invalid, isAdmin, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { forbidden, invalid, isAdmin, text, lastValue, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 /** GET dnsresources/?fqdn= (or name=, domain=). A domain MAAS does not know is a 404, not an empty list. */
 export function listDnsResources(ctx: SimContext, req: SimRequest): SimResponse {
@@ -47,9 +47,10 @@ export function updateDnsResource(ctx: SimContext, req: SimRequest, id: string):
   let ips = r.ip_addresses;
   if (raw !== undefined) {
     ips = raw.split(/\s+/).filter((ip) => ip.length > 0);
-    const bad = ips.filter((ip) => isIP(ip) === 0);
-    // MAAS would also accept StaticIPAddress ids here; the simulator knows none.
-    if (bad.length) return invalid({ ip_addresses: bad.map((ip) => `'${ip}' is not a valid IP address.`) });
+    const bad = ips.find((ip) => isIP(ip) === 0);
+    // forms/dnsresource.py clean_ip passes a value that is not an IP on, and netaddr fails later:
+    // an unhandled 500, not a 400 (rows dns-put-comma, dns-put-bad-ip). StaticIPAddress ids: the simulator knows none.
+    if (bad !== undefined) return text(500, `failed to detect a valid IP address from '${bad}'`);
   }
   const ttl = lastValue(req.form, 'address_ttl');
   if (ttl !== undefined) {

@@ -24,6 +24,8 @@ export const INTERFACE_STATE_CONFLICT = 'Cannot update interface interface becau
 /** The same refusal before 3.3, when New was not allowed. */
 export const INTERFACE_STATE_CONFLICT_BEFORE_3_3 = 'Cannot update interface interface because the machine is not Ready, Allocated, or Broken.';
 
+const COLON_MAC_RE = /^(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/;
+
 function editable(ctx: SimContext, status: number): boolean {
   return EDITABLE.has(status) || (status === NODE_STATUS.NEW && versionAtLeast(simVersion(ctx), 3, 3));
 }
@@ -59,11 +61,13 @@ export function updateInterface(ctx: SimContext, req: SimRequest, systemId: stri
   const rawMac = lastValue(req.form, 'mac_address');
   let mac = target.mac_address;
   if (rawMac !== undefined) {
-    if (!MAC_FIELD_RE.test(rawMac)) return invalid({ mac_address: [`'${rawMac}' is not a valid MAC address.`] });
-    mac = normaliseMac(rawMac);
+    const before35 = !versionAtLeast(simVersion(ctx), 3, 5);
+    // 3.4 takes only the colon form and stores it as given, upper case kept (rows iface-mac-dashes, iface-mac-uppercase).
+    if (!(before35 ? COLON_MAC_RE : MAC_FIELD_RE).test(rawMac)) return invalid({ mac_address: [`'${rawMac}' is not a valid MAC address.`] });
+    mac = before35 ? rawMac : normaliseMac(rawMac);
     // models/interface.py: a bond or bridge may share a MAC with its own parents (_validate_unique_or_parent_mac).
     const related = relatedInterfaces(m, target);
-    const holder = everyInterface(ctx.state).find((o) => o.iface !== target && !related.has(o.iface) && o.iface.type === 'physical' && o.iface.mac_address === mac);
+    const holder = everyInterface(ctx.state).find((o) => o.iface !== target && !related.has(o.iface) && o.iface.type === 'physical' && o.iface.mac_address.toLowerCase() === mac.toLowerCase());
     if (holder) {
       return invalid({ mac_address: [`This MAC address is already in use by ${holder.iface.name} (${holder.iface.type}) on ${holder.hostname}.`] });
     }

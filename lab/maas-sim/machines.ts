@@ -7,7 +7,7 @@ import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import { machineJson } from './render.ts';
 import { MAC_FIELD_RE, normaliseMac, type SimMachine } from './scenario.ts';
 import { knownPools, knownTags, knownZones } from './scenario-lookups.ts';
-import { adminOnly, conflict, forbidden, invalid, isAdmin, notFound, ok, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { adminOnly, conflict, forbidden, invalid, isAdmin, notFound, ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 export function listMachines(ctx: SimContext, req: SimRequest): SimResponse {
   const q = req.query;
@@ -40,7 +40,9 @@ export function listMachines(ctx: SimContext, req: SimRequest): SimResponse {
     .filter((m) => anyOf(q.getAll('power_state'), m.power_state))
     // tags match all (NODE_FILTERS "tags": _match_all)
     .filter((m) => tags.every((t) => m.tag_names.includes(t)))
-    .filter((m) => wantedMacs.length === 0 || m.interfaces.some((i) => wantedMacs.includes(i.mac_address)))
+    .filter((m) => wantedMacs.length === 0 || m.interfaces.some((i) => wantedMacs.includes(i.mac_address.toLowerCase())))
+    // NodePermission.view (auth/local.py): a non-admin sees unowned machines and its own (row machines-operator-all).
+    .filter((m) => isAdmin(ctx) || m.owner === null || m.owner === ctx.caller.username)
     .sort((a, b) => a.id - b.id);
   return ok(machines.map((m) => machineJson(ctx.state, m)));
 }
@@ -55,6 +57,13 @@ export function powerParameters(ctx: SimContext, req: SimRequest): SimResponse {
     if (ids.length === 0 || ids.includes(m.system_id)) out[m.system_id] = m.power_parameters;
   }
   return ok(out);
+}
+
+/** GET machines/<id>/?op=power_parameters: NodePermission.admin, a bare 403 otherwise (rows power_parameters-one). */
+export function machinePowerParameters(ctx: SimContext, systemId: string): SimResponse {
+  const m = findMachine(ctx, systemId);
+  if (!m) return notFound('Machine');
+  return isAdmin(ctx) ? ok(m.power_parameters) : forbidden();
 }
 
 export function findMachine(ctx: SimContext, systemId: string): SimMachine | undefined {
@@ -100,15 +109,61 @@ export function markBroken(ctx: SimContext, req: SimRequest, systemId: string): 
   // api/machines.py mark_broken: get_node_or_404(NodePermission.edit) refuses a locked node, then `node.owner_id != request.user.id` → 403.
   if (m.locked || m.owner !== ctx.caller.username) return forbidden();
   const before = m.status;
+  const comment = req.form.get('comment') || req.form.get('error_description') || '';
+  // models/node.py mark_broken logs "User marking node broken" (DEBUG) with "(user) - comment".
+  logEvent(ctx, m, 'User marking node broken', 'DEBUG', comment ? `(${ctx.caller.username}) - ${comment}` : `(${ctx.caller.username})`);
+  if (RELEASABLE.has(before) && m.power_state === 'on' && !anyRackConnected(ctx)) {
+    // _release powers it off through a rack (models/node.py 5623; middleware.py maps NoConnectionsAvailable to 503).
+    // Allocated: the release fails after the status change, a 500 that leaves it Broken (rows mark_broken-owner-poweredon[…]).
+    if (before !== NODE_STATUS.ALLOCATED) return text(503, `No rack controllers can access the BMC of node ${m.hostname}`);
+    breakMachine(m, before, comment);
+    return text(500, "'NoneType' object has no attribute 'username'");
+  }
   if (RELEASABLE.has(before)) {
     m.power_state = 'off';
     m.osystem = '';
     m.distro_series = '';
+    m.status_message = 'Released';
   }
+  breakMachine(m, before, comment);
+  return ok(machineJson(ctx.state, m));
+}
+
+/** models/node.py mark_broken: Broken, the comment as error_description, and no owner (rows mark_broken-owner, get-machine). */
+function breakMachine(m: SimMachine, before: number, comment: string): void {
   if (!KEEPS_PREVIOUS_STATUS.has(before)) m.previous_status = before;
   m.status = NODE_STATUS.BROKEN;
-  m.error_description = req.form.get('comment') || req.form.get('error_description') || '';
-  return ok(machineJson(ctx.state, m));
+  m.error_description = comment;
+  m.owner = null;
+}
+
+/** A scenario without rack controllers does not model them: it stands for a region whose racks are all fine. */
+function anyRackConnected(ctx: SimContext): boolean {
+  return ctx.state.rackControllers.length === 0 || ctx.state.rackControllers.some((r) => r.connected !== false);
+}
+
+/**
+ * models/node.py start(): a commissioning needs the commissioning release among the boot images
+ * every connected rack holds (clusterrpc/boot_images.py get_common_available_boot_images); else
+ * ValidationError "Ephemeral operating system <os> <release> is unavailable." (rows commission-from-*).
+ */
+export function commissioningImageMissing(ctx: SimContext): string | undefined {
+  const { osystem, release } = commissioningRelease(ctx);
+  if (ctx.state.rackControllers.length === 0) return undefined;
+  const connected = ctx.state.rackControllers.filter((r) => r.connected !== false);
+  const everywhere = connected.length > 0 && connected.every((r) => (r.bootImages ?? []).some((i) => i.name === `${osystem}/${release}`));
+  return everywhere ? undefined : `Ephemeral operating system ${osystem} ${release} is unavailable.`;
+}
+
+/** Config commissioning_osystem / commissioning_distro_series (api/maas.py get_config). */
+export function commissioningRelease(ctx: SimContext): { osystem: string; release: string } {
+  return ctx.state.commissioning ?? { osystem: 'ubuntu', release: 'jammy' };
+}
+
+function logEvent(ctx: SimContext, m: SimMachine, type: string, level: string, description: string): void {
+  const events = (ctx.state.events ??= []);
+  const id = Math.max(0, ...events.map((e) => e.id)) + 1;
+  events.push({ id, node: m.system_id, hostname: m.hostname, username: ctx.caller.username, level, created: new Date(ctx.now()).toISOString(), type, description });
 }
 
 /** POST machines/<id>/?op=mark_fixed: Broken only; back to Deployed if it was Deployed, else Ready (ownerless). */
@@ -141,6 +196,8 @@ export function commission(ctx: SimContext, systemId: string): SimResponse {
   if (!m) return notFound('Machine');
   if (!isAdmin(ctx) || m.locked) return forbidden();
   if (!COMMISSIONABLE.has(m.status)) return invalid({ __all__: ['Commission is not available because of the current state of the node.'] });
+  const missing = commissioningImageMissing(ctx);
+  if (missing) return text(400, missing);
   m.previous_status = m.status;
   m.status = NODE_STATUS.COMMISSIONING;
   m.owner = ctx.caller.username;

@@ -4,10 +4,10 @@ import { queryEvents } from './events.ts';
 import { getDnsResource, listDnsResources, updateDnsResource } from './dns-resources.ts';
 import { getInterface, listInterfaces, updateInterface } from './interfaces.ts';
 import { getIpRange, listIpRanges, updateIpRange } from './ipranges.ts';
-import { commission, getMachine, listMachines, markBroken, markFixed, powerParameters, setLocked } from './machines.ts';
+import { commission, getMachine, listMachines, machinePowerParameters, markBroken, markFixed, powerParameters, setLocked } from './machines.ts';
 import { rackControllerJson } from './render.ts';
 import { getSubnet, listSubnets, updateSubnet } from './subnets.ts';
-import { ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
+import { isAdmin, ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
 type Handlers = Partial<Record<string, (ctx: SimContext, req: SimRequest, args: string[]) => SimResponse>>;
 
@@ -26,6 +26,7 @@ const ROUTES: Route[] = [
     pattern: ['machines', '*', ''],
     handlers: {
       GET: (ctx, _req, [id]) => getMachine(ctx, id ?? ''),
+      'GET power_parameters': (ctx, _req, [id]) => machinePowerParameters(ctx, id ?? ''),
       'POST mark_broken': (ctx, req, [id]) => markBroken(ctx, req, id ?? ''),
       'POST mark_fixed': (ctx, _req, [id]) => markFixed(ctx, id ?? ''),
       'POST commission': (ctx, _req, [id]) => commission(ctx, id ?? ''),
@@ -78,7 +79,8 @@ const ROUTES: Route[] = [
   { pattern: ['events', ''], handlers: { 'GET query': queryEvents } },
   {
     pattern: ['rackcontrollers', ''],
-    handlers: { GET: (ctx) => ok([...ctx.state.rackControllers].sort((a, b) => a.id - b.id).map((r) => rackControllerJson(ctx.state, r))) },
+    // A non-admin sees no rack controller (row rackcontrollers, operator's key).
+    handlers: { GET: (ctx) => ok(isAdmin(ctx) ? [...ctx.state.rackControllers].sort((a, b) => a.id - b.id).map((r) => rackControllerJson(ctx.state, r)) : []) },
   },
 ];
 
@@ -106,5 +108,6 @@ export function route(ctx: SimContext, req: SimRequest): SimResponse {
     if (methodKnown || req.op) return text(400, `Unrecognised signature: method=${req.method} op=${req.op ?? 'None'}`);
     return text(405, 'Method Not Allowed');
   }
-  return text(404, 'Not Found');
+  // api/support.py / urls_api.py: an unknown endpoint names itself (row unknown-path).
+  return text(404, `Unknown API endpoint: /MAAS/api/2.0/${req.segments.join('/')}.`);
 }

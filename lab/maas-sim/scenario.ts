@@ -109,7 +109,19 @@ export interface SimRackController {
   ip_addresses: string[];
   interfaces: SimInterface[];
   services: SimService[];
-  version: string;
+  /** What the rack reported; null for one that never connected (row rackcontrollers). */
+  version: string | null;
+  /** Whether the rack is connected to the region (false: MAAS cannot reach it over RPC). Default true. */
+  connected?: boolean;
+  /** Boot images the rack holds, as `op=list_boot_images` names them (`ubuntu/jammy`, `amd64`). */
+  bootImages?: SimBootImage[];
+}
+
+/** One boot image on a rack (models/node.py RackController.list_boot_images: name, architecture, subarches). */
+export interface SimBootImage {
+  name: string;
+  architecture: string;
+  subarches: string[];
 }
 
 export interface MaasScenario {
@@ -136,6 +148,8 @@ export interface MaasScenario {
   discoveries?: SimDiscovery[];
   /** The node event log, any order (ids decide). */
   events?: SimEvent[];
+  /** Config commissioning_osystem / commissioning_distro_series (default ubuntu jammy; 3.4.10's recorded region: focal). */
+  commissioning?: { osystem: string; release: string };
 }
 
 // ---------------------------------------------------------------- builders
@@ -288,9 +302,17 @@ export interface RackControllerInput {
   macs?: string[];
   interfaces?: (SimInterface | InterfaceInput)[];
   services?: SimService[];
-  version?: string;
+  version?: string | null;
   id?: number;
+  connected?: boolean;
+  bootImages?: SimBootImage[];
 }
+
+/** What a rack that has synced the default images holds: the commissioning releases of 3.4 (focal) and later (jammy). */
+const DEFAULT_BOOT_IMAGES: SimBootImage[] = [
+  { name: 'ubuntu/focal', architecture: 'amd64', subarches: ['generic'] },
+  { name: 'ubuntu/jammy', architecture: 'amd64', subarches: ['generic'] },
+];
 
 export function rackController(input: RackControllerInput): SimRackController {
   const interfaces = input.interfaces
@@ -309,7 +331,9 @@ export function rackController(input: RackControllerInput): SimRackController {
       { name: 'dhcpd', status: 'running', status_info: '' },
       { name: 'maas-agent', status: 'running', status_info: '' },
     ],
-    version: input.version ?? '3.7.0',
+    version: input.version !== undefined ? input.version : '3.7.0',
+    connected: input.connected ?? true,
+    bootImages: input.bootImages ?? DEFAULT_BOOT_IMAGES.map((i) => ({ ...i, subarches: [...i.subarches] })),
   };
 }
 

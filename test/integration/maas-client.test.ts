@@ -309,7 +309,8 @@ describe('mark_broken / mark_fixed (models/node.py)', () => {
     expect(sim.calls[0]?.form).toEqual({ comment: ['MAC drift repair'] });
     const fixed = await c.markFixed(systemId);
     expect(fixed.status_name).toBe(after);
-    expect(m.owner).toBe(after === 'Ready' ? null : 'admin');
+    // mark_broken clears the owner, and mark_fixed gives none back, Deployed included (3.4.10 row mark_fixed-after-owner-broken).
+    expect(m.owner).toBeNull();
   });
 
   it('mark_fixed on a machine that is not Broken is MAAS\'s 409', async () => {
@@ -324,11 +325,11 @@ describe('mark_broken / mark_fixed (models/node.py)', () => {
     expect(sim.state.machines[1]?.status).toBe(NODE_STATUS.FAILED_COMMISSIONING);
   });
 
-  it('mark_broken on a Broken machine is accepted, and loses the way back to Deployed', async () => {
+  it('mark_broken leaves the machine without an owner, so nobody may mark it broken again (403; 3.4.10 rows mark_broken-owner, get-machine)', async () => {
     const c = client();
-    await c.markBroken('dep001');
-    await c.markBroken('dep001');
-    expect((await c.markFixed('dep001')).status_name).toBe('Ready');
+    expect((await c.markBroken('dep001')).owner).toBeNull();
+    expect(await failure(c.markBroken('dep001'))).toMatchObject({ status: 403 });
+    expect((await c.markFixed('dep001')).status_name).toBe('Deployed');
   });
 
   it('the Failed commissioning repair: mark_broken → PUT mac → mark_fixed ends Ready with the new MAC', async () => {

@@ -68,7 +68,11 @@ async function markBroken(maas: MaasClient, p: StepOf<'mark-broken'>['params'], 
         detail: `MAAS answered 403 to mark_broken: only the machine's owner (${machine.owner}, who last commissioned it) may mark it broken, and the API key's user is not; see the plan's refusal text for what to do`,
       };
     }
-    return { outcome: 'failed', detail: `mark_broken: ${describeError(err)}` };
+    // Any other error of this non-idempotent op is resolved by reading, never by believing it or resending:
+    // MAAS 3.4.10 answered 500 to a mark_broken it had applied (row mark_broken-owner-poweredon[p-allocated]).
+    const now = await maas.getMachine(p.systemId).catch(() => undefined);
+    if (now?.status === NODE_STATUS.BROKEN) return { outcome: 'verified', detail: `${p.status} → Broken (read back; MAAS answered: ${describeError(err)})` };
+    return { outcome: 'failed', detail: `mark_broken: ${describeError(err)}; the machine reads ${now?.status_name ?? 'unreadable'}, not Broken: nothing changed` };
   }
   const after = await maas.getMachine(p.systemId);
   return after.status === NODE_STATUS.BROKEN
