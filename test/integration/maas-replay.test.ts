@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import OAuth from 'oauth-1.0a';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +15,7 @@ import {
   type MaasSimulator,
   type SimMachine,
 } from '../../lab/maas-sim/index.ts';
+import { recordedAnswers, type RecordedAnswer } from '../helpers/maas-answers.ts';
 
 /*
  * Every recorded request of a real MAAS 3.4.10 region (test/fixtures/maas-3.4.10/answers.jsonl),
@@ -25,21 +24,9 @@ import {
  * and a listed difference that no longer differs fails too (the list stays true).
  */
 
-interface Row {
-  n: number;
-  label: string;
-  key: 'admin' | 'operator' | 'other' | 'anonymous' | 'raw-header';
-  method: 'GET' | 'PUT' | 'POST';
-  path: string;
-  form: [string, string][] | null;
-  status: number;
-  body: string;
-}
+type Row = RecordedAnswer;
 
-const rows = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'maas-3.4.10', 'answers.jsonl'), 'utf8')
-  .split('\n')
-  .filter((line) => line.trim() !== '')
-  .map((line) => JSON.parse(line) as Row);
+const rows = recordedAnswers();
 const byLabel = (label: string) => rows.find((r) => r.label === label)!;
 const json = <T,>(label: string) => JSON.parse(byLabel(label).body) as T;
 

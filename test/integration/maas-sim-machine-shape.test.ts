@@ -1,19 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { maasOAuthHeader } from '../../src/adapters/maas/oauth-header.ts';
 import { machine, randomApiKey, scenario, startMaasSimulator, virshPower, type MaasSimulator } from '../../lab/maas-sim/index.ts';
+import { recordedAnswers } from '../helpers/maas-answers.ts';
 
-interface Row {
-  label: string;
-  body: string;
-}
-
-const rows = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'maas-3.4.10', 'answers.jsonl'), 'utf8')
-  .split('\n')
-  .filter((line) => line.trim() !== '')
-  .map((line) => JSON.parse(line) as Row);
+const rows = recordedAnswers();
 const recordedList = rows.find((r) => r.label === 'machines-admin-all')!;
 const recorded = JSON.parse(recordedList.body) as Record<string, unknown>[];
 
