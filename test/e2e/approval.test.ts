@@ -58,7 +58,9 @@ function click(stack: Stack, user: string, plan: EmulatedMessage, action = APPRO
 }
 
 const ephemeralTo = (stack: Stack, user: string) => stack.emulator.messages.filter((m) => m.ephemeral && m.user === user && m.via === 'response_url');
-const thread = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts);
+/** The plan's progress in its thread; the steps and evidence posted with the plan are `planReplies`. */
+const thread = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts && !m.text.startsWith('Evidence for '));
+const planReplies = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts && m.text.startsWith('Evidence for '));
 const current = (stack: Stack, plan: EmulatedMessage) => stack.emulator.messages.find((m) => m.ts === plan.ts) as EmulatedMessage;
 
 async function waitForState(stack: Stack, plan: EmulatedMessage, pattern: RegExp): Promise<void> {
@@ -140,12 +142,15 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
     // The thread carries the progress; the result is the plan message itself, edited once more, not a second post.
     const texts = thread(stack, plan).map((m) => m.text);
     expect(texts).toHaveLength(2);
+    // Posted with the plan, before any progress: every step whole.
+    expect(planReplies(stack, plan)).toHaveLength(1);
+    expect(JSON.stringify(planReplies(stack, plan)[0]!.blocks)).toMatch(/1\. \*set-dns-ips\* .*2\. \*set-dns-hash\*/);
     expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 2 steps on 1 subject/);
     expect(texts[1]).toMatch(/^prod-k8s\.maas\.example: ✅ set-dns-ips verified .*→ ✅ set-dns-hash verified/);
     const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
     expect(finished).toContain('fix-dns prod done: 2 of 2 steps verified');
-    expect(finished).toMatch(/^:white_check_mark: OK · fix-dns prod$/m);
-    expect(finished).toMatch(/:white_check_mark: verified \*set-dns-ips\* prod-k8s\.maas\.example/);
+    expect(finished).toMatch(/^:white_check_mark: \*OK\* · fix-dns prod: /m);
+    expect(finished).toContain('*2 of 2 steps verified* on 1 DNS record');
     expect(finished).toMatch(/Re-checked after the run: /);
     // A finished repair never shows the findings it repaired, nor their "Fix:".
     expect(finished).not.toMatch(/DNS_RECORD_|\*Fix:\*|\*Plan\* `/);

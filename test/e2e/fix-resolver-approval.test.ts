@@ -48,7 +48,9 @@ async function startStack(): Promise<Stack> {
 const planIdOf = (m: EmulatedMessage) => /plan `([0-9a-f]{16})`/.exec(JSON.stringify(m.blocks))?.[1] ?? '';
 const hasButtons = (m: EmulatedMessage) => (m.blocks ?? []).some((b) => (b as { type?: string }).type === 'actions');
 const current = (stack: Stack, plan: EmulatedMessage) => stack.emulator.messages.find((m) => m.ts === plan.ts) as EmulatedMessage;
-const thread = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts);
+/** The plan's progress in its thread; the steps and evidence posted with the plan are `planReplies`. */
+const thread = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts && !m.text.startsWith('Evidence for '));
+const planReplies = (stack: Stack, plan: EmulatedMessage) => stack.emulator.channelMessages(CHANNEL).filter((m) => m.threadTs === plan.ts && m.text.startsWith('Evidence for '));
 const ephemeralTo = (stack: Stack, user: string) => stack.emulator.messages.filter((m) => m.ephemeral && m.user === user && m.via === 'response_url');
 const click = (stack: Stack, user: string, plan: EmulatedMessage) =>
   stack.emulator.clickButton({ appUrl: stack.appUrl, actionId: APPROVE_ACTION, user, channel: CHANNEL, messageTs: plan.ts, value: planIdOf(plan) });
@@ -63,7 +65,10 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
       { timeoutMs: 15_000, description: 'the plan message' },
     );
     expect(plan.text).toMatch(/^CRITICAL: Plan: point nodes at site-b to the forwarder 127\.0\.0\.1:\d+: start it with rack\.forwarderInstall/);
-    const blocks = JSON.stringify(plan.blocks);
+    expect(JSON.stringify(plan.blocks)).toMatch(/\*5 steps\* on 3 subjects: 2 writes and 3 checks/);
+    // Every step, whole, and every finding's evidence: in the thread, posted with the plan.
+    const replies = await stack.emulator.waitFor(() => (planReplies(stack, plan).length ? planReplies(stack, plan) : undefined), { timeoutMs: 5_000, description: 'the plan steps in its thread' });
+    const blocks = JSON.stringify(replies.map((m) => m.blocks));
     for (const action of ['install-forwarder', 'verify-forwarder', 'set-subnet-dns', 'check-dhcp', 'check-resolver', 'RESOLVER_DHCP_SERVERS', 'RESOLVER_DHCP_RACK_FIRST']) expect(blocks).toContain(action);
 
     await click(stack, 'U0LEAD1', plan);

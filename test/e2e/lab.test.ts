@@ -51,7 +51,7 @@ describe('npm run lab', () => {
     expect(channel).toContain('[file site-c-table.txt: 301 lines]');
     expect(channel).toContain('[file site-c-snippet.tf: 303 lines]');
     // Finished repairs read as finished: results and the re-check, not the findings they repaired.
-    expect(channel).toMatch(/:white_check_mark: OK · fix-macs site-b\n {2}\*fix-macs site-b done: 12 of 12 steps verified\*/);
+    expect(channel).toMatch(/:white_check_mark: \*OK\* · fix-macs site-b: fix-macs site-b done: 12 of 12 steps verified\n {2}\*12 of 12 steps verified\* on 9 machines/);
     expect(channel).toContain('Re-checked after the run: All 12 machines at site-b match their live MACs.');
     // MAAS's witnesses of the drift, the client view of the wiped record, the canary after fix-resolver.
     expect(channel).toMatch(/rack site-b-rack saw 52:54:00:[0-9a-f:]+ on br-pxe as an unknown neighbour, last .* UTC \(\d+m ago\); no PXE event since .* UTC \(3d 0h ago\)/);
@@ -62,6 +62,19 @@ describe('npm run lab', () => {
     const afterWipe = channel.slice(channel.indexOf("Seed 000 again, with nobody typing"));
     expect(afterWipe).toMatch(/dns-check prod[\s\S]*API record WIPED, empty-set hash cached/);
     expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
+  });
+
+  it('holds every message in a channel, as posted and as edited (answers, plans, alerts), to the same limits', () => {
+    const emulator = run.emulator!;
+    const main = emulator.messages.filter((m) => !m.threadTs && !m.ephemeral);
+    expect(main.length).toBeGreaterThan(20);
+    for (const m of main) {
+      for (const content of [m.original, ...m.updates]) {
+        const lines = linesOf(content);
+        expect(lines.length, lines.join('\n')).toBeLessThanOrEqual(ANSWER_LIMITS.maxLines);
+        expect(lines.join('\n').length, lines.join('\n')).toBeLessThanOrEqual(ANSWER_LIMITS.maxChars);
+      }
+    }
   });
 
   it('holds every check answer in the channel to its limits, with each finding whole in its thread', () => {

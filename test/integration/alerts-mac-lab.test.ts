@@ -63,7 +63,8 @@ describe('drift alerts from the real mac-diff on scheduled scans', () => {
     // A scan may catch the change half-way (the state file is replaced between two scans); the next one completes it.
     const alert = await slack.waitFor((s) => s.channelMessages(ALERTS)[0], { timeoutMs: 10_000, description: 'the drift alert' });
     await slack.waitFor(() => alert.text.startsWith('CRITICAL: 2 of 4 machines at site-b have drifted MACs'), { timeoutMs: 10_000, description: 'both drifted machines' });
-    expect(JSON.stringify(alert.blocks)).toContain('site-b-node2');
+    // Each drifted machine is in the alert's thread: its evidence, or the note that it is new.
+    await slack.waitFor((s) => JSON.stringify(s.channelMessages(ALERTS).filter((m) => m.threadTs === alert.ts).map((m) => [m.text, m.blocks])).includes('site-b-node2'), { timeoutMs: 10_000, description: 'node2 in the thread' });
     host.setState({ domains: domains([1, 2, 3]) });
     const note = await slack.waitFor((s) => s.channelMessages(ALERTS).find((m) => m.threadTs === alert.ts && m.text.includes('site-b-node3')), {
       timeoutMs: 10_000,

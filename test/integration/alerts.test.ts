@@ -106,7 +106,9 @@ async function lab(options: { quietMs?: number; audit?: AuditInput[] } = {}) {
 }
 
 const topLevel = (slack: SlackEmulator): EmulatedMessage[] => slack.channelMessages(ALERTS).filter((m) => !m.threadTs);
-const thread = (slack: SlackEmulator, ts: string): EmulatedMessage[] => slack.channelMessages(ALERTS).filter((m) => m.threadTs === ts);
+/** The alert's thread lines for its transitions; the evidence replies posted with it are `evidence`. */
+const thread = (slack: SlackEmulator, ts: string): EmulatedMessage[] => slack.channelMessages(ALERTS).filter((m) => m.threadTs === ts && !m.text.startsWith('Evidence for '));
+const evidence = (slack: SlackEmulator, ts: string): EmulatedMessage[] => slack.channelMessages(ALERTS).filter((m) => m.threadTs === ts && m.text.startsWith('Evidence for '));
 const actionIds = (m: EmulatedMessage | undefined) =>
   (m?.blocks ?? []).flatMap((b) => ((b as { type: string }).type === 'actions' ? (b as { elements: { action_id: string }[] }).elements.map((e) => e.action_id) : []));
 
@@ -143,6 +145,9 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     expect(actionIds(alert)).toEqual(['alert_plan_fix', 'alert_recheck', 'alert_silence']);
     expect(alert.updates).toHaveLength(4);
     expect(thread(slack, alert.ts)).toHaveLength(0);
+    // Posted once with the alert: its findings whole, in its thread; five scans add none.
+    expect(evidence(slack, alert.ts)).toHaveLength(1);
+    expect(JSON.stringify(evidence(slack, alert.ts)[0]!.blocks)).toContain('`MAC_DRIFT` *critical*');
     expect(JSON.stringify(alert.blocks)).toContain('Open for 4m');
     expect((await w.store.open()).map((a) => [a.check, a.target, a.kind])).toEqual([['mac-diff', 'site-b', 'drift']]);
 
@@ -157,16 +162,18 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
 
     await w.scan();
     expect(alert.updates).toHaveLength(5);
-    expect(slack.calls.filter((c) => c.method === 'chat.postMessage')).toHaveLength(2);
+    // The alert, its evidence reply, the resolved note: nothing more for a scan that changes nothing.
+    expect(slack.calls.filter((c) => c.method === 'chat.postMessage')).toHaveLength(3);
   });
 
-  it('a site-wide storm of 12 drifted machines is one message listing them', async () => {
+  it('a site-wide storm of 12 drifted machines is one message counting them, its thread listing them', async () => {
     const { slack, fake, runner } = await lab();
     fake.findings = drifts(12);
     await runner().scan();
-    expect(slack.channelMessages(ALERTS)).toHaveLength(1);
-    const blocks = JSON.stringify(slack.channelMessages(ALERTS)[0]!.blocks);
-    for (let i = 1; i <= 12; i++) expect(blocks).toContain(`node-${i}`);
+    expect(topLevel(slack)).toHaveLength(1);
+    expect(JSON.stringify(topLevel(slack)[0]!.blocks)).toContain('12 findings (`MAC_DRIFT` ×12)');
+    const listed = JSON.stringify(evidence(slack, topLevel(slack)[0]!.ts).map((m) => m.blocks));
+    for (let i = 1; i <= 12; i++) expect(listed).toContain(`— node-${i}`);
   });
 
   it('notes a change of evidence in the thread: a 10th machine drifts, one changes its MAC', async () => {
@@ -246,19 +253,19 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     fake.findings = drifts(3);
     await w.scan();
     await w.scan();
-    expect(slack.channelMessages(ALERTS)).toHaveLength(0);
+    expect(topLevel(slack)).toHaveLength(0);
     expect(await w.store.open()).toHaveLength(1);
 
     await w.store.unsilence('site-b');
     await w.scan();
-    expect(slack.channelMessages(ALERTS)).toHaveLength(1);
+    expect(topLevel(slack)).toHaveLength(1);
 
     // Silenced mid-incident: the message still updates in place, but the thread stays quiet.
     await w.store.silence({ target: 'site-b', by: 'U0LEAD1', at: clock.now, until: clock.now + 3600_000 });
     fake.findings = drifts(4);
     await w.scan();
-    const [alert] = slack.channelMessages(ALERTS);
-    expect(slack.channelMessages(ALERTS)).toHaveLength(1);
+    const [alert] = topLevel(slack);
+    expect(topLevel(slack)).toHaveLength(1);
     expect(alert!.text).toMatch(/^CRITICAL: 4 machines/);
     expect(JSON.stringify(alert!.blocks)).toContain('silenced by <@U0LEAD1>');
 
@@ -276,7 +283,7 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     fake.delayMs = 200;
     await Promise.all([a.scan(), b.scan()]);
     expect(fake.runs).toBe(1);
-    expect(slack.channelMessages(ALERTS)).toHaveLength(1);
+    expect(topLevel(slack)).toHaveLength(1);
 
     // Even when both get to reconcile (one after the other), the second updates.
     fake.delayMs = 0;
@@ -300,8 +307,8 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     });
     const outcomes = await Promise.all(reconcilers.map((r) => r.reconcile('mac-diff', 'site-b', reports)));
     expect(outcomes.map((o) => o[0]!.event).sort()).toEqual(['opened', 'unchanged', 'unchanged']);
-    expect(slack.channelMessages(ALERTS)).toHaveLength(1);
-    expect(slack.channelMessages(ALERTS)[0]!.updates).toHaveLength(2);
+    expect(topLevel(slack)).toHaveLength(1);
+    expect(topLevel(slack)[0]!.updates).toHaveLength(2);
   });
 
   it('a worker restarted mid-incident updates the open alert instead of posting again', async () => {
@@ -328,14 +335,14 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     slack.rateLimitNext(11, 0, 'chat.postMessage');
     fake.findings = drifts(1);
     await w.scan();
-    expect(slack.channelMessages(ALERTS)).toHaveLength(0);
+    expect(topLevel(slack)).toHaveLength(0);
     await w.scan();
-    expect(slack.channelMessages(ALERTS)).toHaveLength(1);
+    expect(topLevel(slack)).toHaveLength(1);
 
-    slack.channelMessages(ALERTS)[0]!.deleted = true;
+    topLevel(slack)[0]!.deleted = true;
     await w.scan();
-    expect(slack.channelMessages(ALERTS).filter((m) => !m.deleted)).toHaveLength(1);
-    expect((await w.store.open())[0]?.ts).toBe(slack.channelMessages(ALERTS)[1]!.ts);
+    expect(topLevel(slack).filter((m) => !m.deleted)).toHaveLength(1);
+    expect((await w.store.open())[0]?.ts).toBe(topLevel(slack)[1]!.ts);
   });
 
   it('keeps secrets out of Slack and out of Redis', async () => {

@@ -3,7 +3,8 @@ import { SLACK_MESSAGE_LIMITS } from '../slack/message-limits.ts';
 import { formatDuration } from '../../core/duration.ts';
 import type { Report, ReportKind, Status } from '../../core/report.ts';
 import { clipText, codeSpan, escapeMrkdwn, slackDate } from '../slack/mrkdwn.ts';
-import { renderReport } from '../slack/render.ts';
+import { verdictLine } from '../slack/answer-render.ts';
+import { renderEvidence, type EvidenceThread } from '../slack/evidence-thread.ts';
 import { ALERT_ACTIONS } from './alert-action-ids.ts';
 import type { AlertMember, AlertRecord, Silence } from './alert-record.ts';
 import type { AlertEvent, MemberChange } from './transition.ts';
@@ -16,7 +17,6 @@ export interface AlertMessage {
 
 export { ALERT_ACTIONS };
 
-const ICON: Record<Status, string> = { ok: ':white_check_mark:', warning: ':warning:', critical: ':red_circle:', error: ':x:' };
 const WORD: Record<Status, string> = { ok: 'OK', warning: 'WARNING', critical: 'CRITICAL', error: 'ERROR' };
 const MAX_SUBJECTS = 10;
 const THREAD_MAX = 2900;
@@ -26,10 +26,9 @@ export function renderAlert(record: AlertRecord, now: number, silence?: Silence)
   return record.state === 'resolved' ? renderResolved(record) : renderOpen(record, now, silence);
 }
 
-function renderOpen(record: AlertRecord, now: number, silence: Silence | undefined): AlertMessage {
-  const unchecked = record.kind === 'unchecked';
-  const word = unchecked ? 'COULD NOT CHECK' : WORD[record.status];
-  const report: Report = {
+/** The alert as a report: what its evidence thread shows. */
+export function alertReport(record: AlertRecord): Report {
+  return {
     kind: record.check as ReportKind,
     target: record.target,
     status: record.status,
@@ -38,13 +37,30 @@ function renderOpen(record: AlertRecord, now: number, silence: Silence | undefin
     startedAt: new Date(record.lastSeenAt).toISOString(),
     durationMs: 0,
   };
-  const rendered = renderReport(report, { reserveBlocks: 1 });
-  // renderReport frames the findings with its own header and timing context; an alert has its own.
-  const body = rendered.blocks.slice(1, -1);
-  const header = headerBlock(`${ICON[record.status]} ${word} · ${record.check} ${record.target}`);
-  const context = contextBlock(openContext(record, now, silence));
+}
+
+/** An open alert is its verdict, its age and its buttons; its findings, whole, are in its thread (alertEvidence). */
+function renderOpen(record: AlertRecord, now: number, silence: Silence | undefined): AlertMessage {
+  const unchecked = record.kind === 'unchecked';
+  const word = unchecked ? 'COULD NOT CHECK' : WORD[record.status];
+  const verdict = section(verdictLine(alertReport(record), word));
+  const n = record.findings.length;
+  const counted = n ? ` · ${n} finding${n === 1 ? '' : 's'} (${codeList(record.findings)}), the evidence is in the thread` : '';
+  const context = contextBlock(`${openContext(record, now, silence)}${counted}`);
   const text = unchecked ? record.verdict : `${word}: ${record.verdict} (${record.check} ${record.target})`;
-  return { text: clipText(escapeMrkdwn(text), 3000), blocks: [header, ...body, context, actionsBlock(record)] };
+  return { text: clipText(escapeMrkdwn(text), 3000), blocks: [verdict, context, actionsBlock(record)] };
+}
+
+/** The replies under a newly posted alert: every finding whole, as under a check's answer. */
+export function alertEvidence(record: AlertRecord): EvidenceThread {
+  return renderEvidence(alertReport(record));
+}
+
+function codeList(findings: AlertRecord['findings']): string {
+  const counts = new Map<string, number>();
+  for (const f of findings) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
+  const shown = [...counts].slice(0, 4).map(([c, k]) => `${codeSpan(c, 60)}${k > 1 ? ` ×${k}` : ''}`);
+  return `${shown.join(', ')}${counts.size > 4 ? ', …' : ''}`;
 }
 
 function renderResolved(record: AlertRecord): AlertMessage {

@@ -1,3 +1,4 @@
+import type { FileAttachment } from '../slack/evidence-files.ts';
 import type { AlertMessage } from './alert-message.ts';
 
 /**
@@ -7,4 +8,6 @@ import type { AlertMessage } from './alert-message.ts';
 export interface AlertSender {
   post(channel: string, message: AlertMessage & { threadTs?: string }): Promise<{ ts: string }>;
   update(channel: string, ts: string, message: AlertMessage): Promise<void>;
+  /** A file in a thread (the whole evidence of a large alert); without it the thread says where to get it. */
+  upload?(channel: string, threadTs: string, file: FileAttachment): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { describeError } from '../../core/errors.ts';
 import type { AuditLog } from '../../engine/audit/audit-log.ts';
 import type { Logger } from '../../core/log.ts';
 import type { Report } from '../../core/report.ts';
-import { renderAlert, threadNote } from './alert-message.ts';
+import { alertEvidence, renderAlert, threadNote } from './alert-message.ts';
 import type { AlertRecord, Silence } from './alert-record.ts';
 import type { AlertSender } from './alert-sender.ts';
 import type { Metrics } from '../../engine/metrics.ts';
@@ -141,10 +141,22 @@ export class AlertReconciler {
     }
   }
 
+  /** The findings whole, in the new alert's thread; a failure is logged, the alert stands. */
+  async #postEvidence(channel: string, ts: string, record: AlertRecord): Promise<void> {
+    const { messages, files } = alertEvidence(record);
+    try {
+      for (const message of messages) await this.#o.sender.post(channel, { ...message, threadTs: ts });
+      for (const file of files) await this.#o.sender.upload?.(channel, ts, file);
+    } catch (err) {
+      this.#o.log.warn({ alert: record.id, err: describeError(err) }, "could not post the alert's evidence in its thread");
+    }
+  }
+
   async #post(record: AlertRecord, now: number, silence: Silence | undefined, outcome: ReconcileOutcome): Promise<AlertRecord> {
     const channel = this.#o.channel!;
     const { ts } = await this.#o.sender.post(channel, renderAlert(record, now, silence));
     outcome.posted = true;
+    if (ts) await this.#postEvidence(channel, ts, record);
     return { ...record, channel, ts };
   }
 }

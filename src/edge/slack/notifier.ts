@@ -13,7 +13,7 @@ import { renderEvidence } from './evidence-thread.ts';
 import { createSlackGateway, type SlackGateway, type SlackMetrics } from './gateway.ts';
 import { slackErrorOf, type OutgoingMessage } from './message-budget.ts';
 import { toSlackText } from './mrkdwn.ts';
-import { renderPlanMessage } from './plan-render.ts';
+import { planThread, renderPlanMessage } from './plan-render.ts';
 import { renderReports } from './render.ts';
 import type { AnswerBoard } from './answer-board.ts';
 import { placeForResult } from './replace-running.ts';
@@ -220,6 +220,12 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     // Repairs: the plan message with its buttons, its updates and its thread (src/edge/slack/plan-render.ts).
     postPlan: async (target, view) => {
       const res = await slack.post(target.channel, planContent(view), { what: 'post a plan', paced: false }).catch(failed('post a plan', target.channel));
+      if (res.ts) {
+        const where = { channel: target.channel, threadTs: res.ts };
+        const thread = planThread(view);
+        for (const message of thread.messages) await inThread(where, 'post the steps of a plan', () => post(where, message));
+        await upload(where, res.ts, thread.files);
+      }
       return { channel: target.channel, ts: res.ts };
     },
     updatePlan: async (ref, view) => {

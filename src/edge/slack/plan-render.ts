@@ -2,20 +2,59 @@ import type { ActionsBlock, ConfirmationDialog, KnownBlock } from '@slack/types'
 import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
 import type { Report } from '../../core/report.ts';
 import type { PlanMessageView } from '../../engine/repair/plan-view.ts';
-import { clipText, slackDate, toSlackText } from './mrkdwn.ts';
-import { renderReport, SLACK_LIMITS } from './render.ts';
+import { clipText, escapeMrkdwn, slackDate, toSlackText } from './mrkdwn.ts';
+import { findingLines, section, STATUS_WORD, verdictLine } from './answer-render.ts';
+import { renderEvidence, type EvidenceThread } from './evidence-thread.ts';
+import { SLACK_LIMITS } from './render.ts';
 
 export const APPROVE_ACTION = 'repair_approve';
 export const REJECT_ACTION = 'repair_reject';
 
-/** A plan as a Slack message: the report, a status line, and while pending the Approve / Reject buttons. */
+/**
+ * A plan as a Slack message: its verdict, how many steps on how many machines and how many writes,
+ * one line per finding it repairs, a status line, and while pending the Approve / Reject buttons.
+ * The steps, whole, and the findings' evidence are in its thread (planThread); so is its progress.
+ */
 export function renderPlanMessage(view: PlanMessageView): { text: string; blocks: KnownBlock[] } {
   const status = clipText(statusLine(view), SLACK_LIMITS.contextText);
-  const rendered = renderReport(shownReport(view), { reserveBlocks: 2, reserveChars: status.length });
-  const blocks: KnownBlock[] = [...rendered.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: status }] }];
+  const shown = shownReport(view);
+  const blocks: KnownBlock[] = [section(verdictLine(shown)), section(countLine(shown))];
+  const lines = findingLines(shown.findings);
+  if (lines.length) blocks.push(section(lines.join('\n')));
+  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: status }] });
   if (view.state === 'pending' && view.approvable) blocks.push(buttons(view));
   if (view.state === 'done' && view.deferred) blocks.push(nextBatchButton(view));
-  return { text: clipText(`${rendered.text} · ${plainStatus(view)}`, 3000), blocks };
+  const text = `${STATUS_WORD[shown.status]}: ${escapeMrkdwn(shown.verdict)}`;
+  return { text: clipText(`${text} · ${plainStatus(view)}`, 3000), blocks };
+}
+
+/** What goes in a plan message's thread when it is posted: every step whole, every finding's evidence. */
+export function planThread(view: PlanMessageView): EvidenceThread {
+  return renderEvidence(view.report);
+}
+
+/** Steps that only read (verify-…, check-…): the rest write. */
+const READ_ONLY_STEP = /^(verify|check)-/;
+
+/** `12 steps on 9 machines: 12 writes, each read back` (planned) or `12 of 12 steps verified on 9 machines` (ran). */
+export function countLine(report: Report): string {
+  const noun = subjectNoun(report.kind);
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (report.results) {
+    const verified = report.results.filter((r) => r.outcome === 'verified').length;
+    const subjects = new Set(report.results.map((r) => r.subject)).size;
+    const other = report.results.length - verified;
+    return `*${verified} of ${plural(report.results.length, 'step')} verified* on ${plural(subjects, noun)}${other ? `; ${other} did not verify` : ''}; each step's outcome is in the thread.`;
+  }
+  const steps = report.plan?.steps ?? [];
+  const writes = steps.filter((s) => !READ_ONLY_STEP.test(s.action)).length;
+  const subjects = new Set(steps.map((s) => s.subject)).size;
+  const reads = steps.length - writes;
+  return `*${plural(steps.length, 'step')}* on ${plural(subjects, noun)}: ${plural(writes, 'write')}${reads ? ` and ${plural(reads, 'check')}` : ''}, one at a time, each read back. Every step, whole, is in the thread.`;
+}
+
+function subjectNoun(kind: string): string {
+  return kind === 'fix-macs' ? 'machine' : kind === 'fix-dns' ? 'DNS record' : 'subject';
 }
 
 /**

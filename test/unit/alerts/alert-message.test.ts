@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALERT_ACTIONS, renderAlert, threadNote } from '../../../src/edge/alerts/alert-message.ts';
+import { ALERT_ACTIONS, alertEvidence, renderAlert, threadNote } from '../../../src/edge/alerts/alert-message.ts';
 import type { AlertRecord } from '../../../src/edge/alerts/alert-record.ts';
 import { checkBlocks } from '../../../lab/slack-emulator/index.ts';
 import type { Finding } from '../../../src/core/report.ts';
@@ -38,12 +38,14 @@ const buttons = (blocks: unknown[] | undefined): Button[] =>
 const allText = (blocks: unknown[] | undefined) => JSON.stringify(blocks);
 
 describe('renderAlert', () => {
-  it('an open drift alert: verdict first, every finding code, Plan fix, Re-check and Silence 1h buttons', () => {
+  it('an open drift alert: its verdict, its age, its codes and the Plan fix, Re-check and Silence 1h buttons; each finding in its thread', () => {
     const msg = renderAlert(record(), T0 + 25 * 60_000);
     expect(msg.text).toBe('CRITICAL: 3 machines have drifted MACs (mac-diff site-b)');
+    expect(msg.blocks?.map((b) => b.type)).toEqual(['section', 'context', 'actions']);
     expect(allText(msg.blocks)).toContain('MAC_DRIFT');
-    expect(allText(msg.blocks)).toContain('node-3');
     expect(allText(msg.blocks)).toContain('Open for 25m');
+    const thread = alertEvidence(record()).messages.map((m) => allText(m.blocks)).join('\n');
+    for (const node of ['node-1', 'node-2', 'node-3']) expect(thread).toContain(`\`MAC_DRIFT\` *critical* — ${node}`);
     const bs = buttons(msg.blocks);
     expect(bs.map((b) => b.action_id)).toEqual([ALERT_ACTIONS.planFix, ALERT_ACTIONS.recheck, ALERT_ACTIONS.silence]);
     expect(bs.map((b) => b.text.text)).toEqual(['Plan fix', 'Re-check now', 'Silence 1h']);
@@ -79,7 +81,11 @@ describe('renderAlert', () => {
   it('a storm of 200 drifted machines is one message within Slack limits', () => {
     const msg = renderAlert(record({}, 200), T0);
     expect(checkBlocks(msg.blocks)).toBeUndefined();
-    expect(allText(msg.blocks)).toMatch(/more finding/);
+    expect(allText(msg.blocks)).toContain('200 findings (`MAC_DRIFT` ×200), the evidence is in the thread');
+    // The thread: a sample Slack accepts, the whole of it in a file.
+    const thread = alertEvidence(record({}, 200));
+    for (const m of thread.messages) expect(checkBlocks(m.blocks)).toBeUndefined();
+    expect(thread.files.map((f) => f.filename)).toEqual(['site-b-evidence.txt']);
   });
 
   it('shows who silenced the target', () => {

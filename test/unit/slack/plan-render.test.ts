@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { blocksText } from '../../../lab/transcript.ts';
 import { checkMessage } from '../../../src/edge/slack/message-limits.ts';
-import { APPROVE_ACTION, renderPlanMessage } from '../../../src/edge/slack/plan-render.ts';
+import { APPROVE_ACTION, planThread, renderPlanMessage } from '../../../src/edge/slack/plan-render.ts';
 import type { PlanMessageView } from '../../../src/engine/repair/plan-view.ts';
 import type { Report } from '../../../src/core/report.ts';
 
@@ -30,6 +30,16 @@ describe('plan messages', () => {
     expect(checkMessage(message)).toBeUndefined();
   });
 
+  it('the message counts steps, machines and writes; the thread holds every step whole', () => {
+    const message = renderPlanMessage(view({}));
+    expect(blocksText(message.blocks)).toContain('*50 steps* on 50 machines: 50 writes, one at a time, each read back. Every step, whole, is in the thread.');
+    expect(blocksText(message.blocks).length).toBeLessThanOrEqual(12);
+    const thread = planThread(view({}));
+    const steps = thread.messages.flatMap((m) => blocksText(m.blocks)).filter((l) => /^\d+\. \*set-mac\*/.test(l));
+    expect(steps.map((l) => l)).toEqual(report.plan!.steps.map((st, i) => `${i + 1}. *set-mac* ${st.subject} — ${st.detail}`));
+    for (const m of thread.messages) expect(checkMessage(m)).toBeUndefined();
+  });
+
   it('once done it shows what changed and was read back and the re-check, never the findings it repaired; it offers the next batch', () => {
     const results = steps.map((s) => ({ subject: s.subject, action: s.action, outcome: 'verified' as const, detail: `read back ${s.detail.split('→ ')[1]}` }));
     const done = renderPlanMessage(
@@ -37,7 +47,7 @@ describe('plan messages', () => {
     );
     const text = blocksText(done.blocks).join('\n');
     expect(text).toContain('fix-macs site-c done: 50 of 50 steps verified');
-    expect(text).toMatch(/:white_check_mark: verified \*set-mac\* site-c-vm0 — read back 52:54:00:c1:00:0/);
+    expect(text).toContain('*50 of 50 steps verified* on 50 machines');
     expect(text).toContain('Re-checked after the run: 50 of 300 machines at site-c match their live MACs.');
     expect(text).not.toMatch(/MAC_DRIFT|\*Fix:\*|\*Plan\* `/);
     expect(buttons(done.blocks).map((b) => b.text.text)).toEqual(['Plan the next batch (250 left)']);
