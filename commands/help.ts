@@ -3,7 +3,9 @@ import type { CommandDefinition, CommandReply } from '../src/edge/command-types.
 export function helpText(commands: readonly CommandDefinition[], problem?: string): string {
   const lines = problem ? [`${problem}`, ''] : [];
   lines.push('Usage: /maas <command> [target]');
-  for (const c of commands) lines.push(`  /maas ${c.usage.padEnd(28)} ${c.summary}`);
+  // Every summary starts in one column, after the longest usage: none runs into its usage.
+  const width = Math.max(...commands.map((c) => c.usage.length)) + 2;
+  for (const c of commands) lines.push(`  /maas ${c.usage.padEnd(width)}${c.summary}`);
   return lines.join('\n');
 }
 

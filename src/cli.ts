@@ -48,7 +48,19 @@ interface Outcome {
   helpAsError: boolean;
 }
 
+/** `maas-chatops --help | head -1`: the reader left; what is left to print has nowhere to go, and that is no error. */
+let stdoutGuarded = false;
+function quietOnClosedStdout(): void {
+  if (stdoutGuarded) return;
+  stdoutGuarded = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 export async function main(argv: string[], io: Out = defaultOut, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (io === defaultOut) quietOnClosedStdout();
   const outcome: Outcome = { code: EXIT.usage, helpAsError: false };
   const program = buildProgram(io, env, outcome);
   try {
@@ -68,8 +80,6 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
     .description('Checks and repairs for MAAS fleets and the Cluster API clusters on them, from Slack or a terminal.')
     .version(packageVersion(), '-V, --version', 'print the version')
     .option('--config <file>', 'the config file (default $MAAS_CHATOPS_CONFIG, else ./maas-chatops.yaml)')
-    .option('--json', 'print exactly one JSON report on stdout')
-    .option('--apply', 'repairs: run the plan, under the same guards as Slack')
     .helpOption('-h, --help', 'print this help (after a command: its help)')
     .helpCommand('help [command]', 'print the help of a command')
     .configureHelp({ showGlobalOptions: true })
@@ -129,6 +139,7 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
   program
     .command('sites')
     .description('the configured MAAS regions, sites and clusters')
+    .option('--json', JSON_HELP)
     .allowExcessArguments()
     .action(
       run('sites', async (options) => {
@@ -138,6 +149,9 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
         return EXIT.ok;
       }),
     );
+  const jobs = [...jobRegistry.keys()];
+  for (const name of jobs.filter((n) => !n.startsWith('fix-'))) addJobCommand(program, name, run, env, io);
+  program.commandsGroup('Config:');
   program
     .command('config')
     .description('the config file: config check')
@@ -153,11 +167,13 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
         return result.code;
       });
     });
+  program.commandsGroup('Audit trail (reads Redis):');
   program
     .command('audit')
-    .description('the latest entries of the audit trail (needs Redis)')
+    .description('the latest entries of the audit trail')
     .argument('[target]', 'a site or cluster')
     .argument('[count]', 'how many entries (default 50)')
+    .option('--json', 'print the entries as one JSON array')
     .action(
       run('audit', async (options, args) => {
         const { runAuditCli } = await import('./engine/audit/audit-cli.ts');
@@ -166,7 +182,8 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
     );
   program
     .command('timeline')
-    .description('every event of an incident in time order: alerts, checks, plans, approvals, writes (needs Redis)')
+    .description('every event of an incident in time order: alerts, checks, plans, approvals, writes')
+    .option('--json', 'the same as --format json')
     .argument('[target]', 'a site, a cluster or all (default all)')
     .option('--since <duration>', 'how far back: 30m, 2h, 1d (default 24h)')
     .option('--format <format>', 'md (default) or json (one array, oldest first)')
@@ -177,24 +194,26 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
         return runTimelineCli({ loaded: load(options, env, io), env, args, ...(options.since ? { since: options.since } : {}), ...(format ? { format } : {}), out: io.out, err: io.err });
       }),
     );
-  const jobs = [...jobRegistry.keys()];
-  for (const name of jobs.filter((n) => !n.startsWith('fix-'))) addJobCommand(program, name, run, env, io);
   program.commandsGroup('Repairs (print the plan; --apply executes it under the same guards as Slack):');
   for (const name of jobs.filter((n) => n.startsWith('fix-'))) addJobCommand(program, name, run, env, io);
   program.commandsGroup('Commands:');
   return program;
 }
 
+const JSON_HELP = 'print exactly one JSON report on stdout';
+
 /** Wraps a command's action: reads the options (wherever they stood on the line) and records its exit status. */
 type Runner = (name: string, action: (options: CliOptions, args: string[]) => Promise<number>) => (this: Command) => Promise<void>;
 
 function addJobCommand(program: Command, name: string, run: Runner, env: NodeJS.ProcessEnv, io: Out): void {
   const help = JOB_HELP[name] ?? { summary: name, target: 'target' };
-  program
+  const command = program
     .command(name)
     .description(help.summary)
     .argument(`<${help.target}>`)
-    .action(
+    .option('--json', JSON_HELP);
+  if (name.startsWith('fix-')) command.option('--apply', 'run the plan, under the same guards as Slack');
+  command.action(
       run(name, (options, [target = '']) => runJobInline(name, target, options, io, env)),
     );
 }

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.ts';
 
@@ -36,6 +38,26 @@ describe('maas-chatops usage', () => {
     expect(r.out).toContain('--apply');
     expect(r.out).toContain('--config <file>');
     expect((await run('help', 'mac-diff')).out.split('\n')[0]).toBe('Usage: maas-chatops mac-diff [options] <site|all>');
+  });
+
+  it('shows each command only the options it takes, and lists the audit trail apart from the checks that need no Redis', async () => {
+    const options = async (command: string) => (await run(command, '--help')).out.split('Global Options:')[0] ?? '';
+    expect(await options('fix-dns')).toContain('--apply');
+    expect(await options('dns-check')).toContain('--json');
+    for (const command of ['dns-check', 'sites', 'audit', 'worker']) expect(await options(command), command).not.toContain('--apply');
+    expect(await options('worker')).not.toContain('--json');
+    const help = (await run('--help')).out;
+    const checks = help.slice(help.indexOf('Checks (inline, no Slack, no Redis):'), help.indexOf('\n\n', help.indexOf('Checks (inline')));
+    expect(checks).toContain('dns-check');
+    expect(checks).not.toMatch(/^ {2}(audit|timeline)\b/m);
+    expect(help).toMatch(/Audit trail \(reads Redis\):\n {2}audit /);
+  });
+
+  it('--help into a pipe that closes early (| head -1) prints its line and exits 0, without an EPIPE trace', () => {
+    const bin = fileURLToPath(new URL('../../bin/maas-chatops.js', import.meta.url));
+    const r = spawnSync('sh', ['-c', `"${process.execPath}" "${bin}" --help | head -1`], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stdout).toBe('Usage: maas-chatops <command> [target] [options]\n');
+    expect(r.stderr).toBe('');
   });
 
   it('a mistyped subcommand exits 64 and suggests the one meant', async () => {
