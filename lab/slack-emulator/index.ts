@@ -36,6 +36,8 @@ export interface SlackEmulatorOptions {
   pingIntervalMs?: number;
   /** Bot scopes the app lacks (e.g. channels:history): the methods that need them answer missing_scope. */
   missingScopes?: string[];
+  /** User groups (S…) and their members, for usergroups.users.list. */
+  userGroups?: Record<string, string[]>;
 }
 
 export interface SlashCommandOptions {
@@ -129,6 +131,8 @@ export interface SlackEmulator {
   failNext(count: number, options?: FailureOptions): void;
   /** Puts the bot in (or takes it out of) a channel. */
   setMembership(channel: string, member: boolean): void;
+  /** Sets a user group's members (an admin edits the group in Slack). */
+  setUserGroup(id: string, users: string[]): void;
   channelMessages(channel: string): EmulatedMessage[];
   /**
    * The results shown in a channel, in the order they arrived: a command's answer replaced
@@ -201,6 +205,7 @@ class Emulator implements SlackEmulator {
   readonly #refusals: { remaining: number; error: string; method: string }[] = [];
   readonly #failures: (Required<Pick<FailureOptions, 'status' | 'afterStoring' | 'answer' | 'error'>> & { remaining: number; method?: string })[] = [];
   readonly #missingScopes: Set<string>;
+  readonly #userGroups: Map<string, string[]>;
   readonly #conversations: Map<string, EmulatedConversation> | undefined;
   readonly #historyLimits: 'tier3' | 'non-marketplace';
   readonly #postGapMs: number | undefined;
@@ -220,6 +225,7 @@ class Emulator implements SlackEmulator {
     this.#postGapMs = options.postGapMs;
     this.#ackTimeoutMs = options.ackTimeoutMs ?? 3000;
     this.#missingScopes = new Set(options.missingScopes ?? []);
+    this.#userGroups = new Map(Object.entries(options.userGroups ?? {}));
     this.#server = createServer((req, res) => {
       this.#route(req, res).catch((err: unknown) => {
         if (!res.headersSent) sendJson(res, 500, { ok: false, error: 'internal_error', detail: String(err) });
@@ -287,6 +293,10 @@ class Emulator implements SlackEmulator {
   setMembership(channel: string, member: boolean): void {
     const known = this.#conversations?.get(channel);
     if (known) known.member = member;
+  }
+
+  setUserGroup(id: string, users: string[]): void {
+    this.#userGroups.set(id, [...users]);
   }
 
   channelMessages(channel: string): EmulatedMessage[] {
@@ -535,6 +545,7 @@ class Emulator implements SlackEmulator {
       conversation: (id) => (conversations ? conversations.get(id) : { id, private: false, member: true }),
       historyPageLimit: this.#historyLimits === 'non-marketplace' ? 15 : 1000,
       missingScopes: this.#missingScopes,
+      userGroups: this.#userGroups,
       messages: this.messages,
       nextTs: () => `${this.#tsBase}.${String(++this.#tsCounter).padStart(6, '0')}`,
       nextSeq: () => this.#nextSeq(),

@@ -21,6 +21,8 @@ export interface WebApiState {
   conversation(id: string): EmulatedConversation | undefined;
   /** Bot scopes the app was not granted: methods that need one answer missing_scope. */
   missingScopes: Set<string>;
+  /** User groups of the workspace: id → member user ids. */
+  userGroups: Map<string, string[]>;
   /** The most messages one conversations.history or .replies call returns (1000, or 15 for a non-Marketplace app). */
   historyPageLimit: number;
   messages: EmulatedMessage[];
@@ -69,6 +71,12 @@ const handlers: Record<string, Handler> = {
     const metadata = metadataOf(p.metadata);
     if (metadata) message.metadata = metadata;
     return { ok: true, channel: message.channel, ts: message.ts, message: slackMessage(message) };
+  }),
+  // A group's member ids, or no_such_subteam; needs usergroups:read (S-USERGROUP-MEMBERS).
+  'usergroups.users.list': botOnly((p, state) => {
+    if (state.missingScopes.has('usergroups:read')) return fail('missing_scope', { needed: 'usergroups:read' });
+    const users = state.userGroups.get(str(p.usergroup) ?? '');
+    return users ? { ok: true, users: [...users] } : fail('no_such_subteam');
   }),
   // Top-level messages, newest first, a page at a time (S-HISTORY-PAGES); only where the bot is a member (S-READ-MEMBER).
   'conversations.history': botOnly((p, state) => {

@@ -84,8 +84,11 @@ export interface SlackPolicy {
   alertChannel?: string;
   commandChannels: string[];
   operators?: string[];
+  /** User ids, and user group ids (S…) that stand for the group's current members. */
   approvers: string[];
   selfApproval: boolean;
+  /** How long a user group's members are cached (slack.userGroupCacheTtl); 5 minutes when absent. */
+  userGroupCacheMs?: number;
   approvalTtlMs: number;
   /** Distinct approvers a plan needs (default 1); `approvalsRequiredFor` overrides it per repair. */
   approvalsRequired?: number;
@@ -381,6 +384,7 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
     selfApproval: raw.slack.selfApproval,
     approvalTtlMs: parseDuration(raw.slack.approvalTtl) as number,
     approvalsRequired: raw.slack.approvalsRequired,
+    userGroupCacheMs: parseDuration(raw.slack.userGroupCacheTtl) as number,
   };
   if (raw.slack.approvalsRequiredFor) slack.approvalsRequiredFor = raw.slack.approvalsRequiredFor;
   checkApprovalQuorum(slack, path);
@@ -499,9 +503,15 @@ export function approvalsRequired(policy: Pick<SlackPolicy, 'approvalsRequired' 
   return policy.approvalsRequiredFor?.[repair] ?? policy.approvalsRequired ?? 1;
 }
 
+/** A user group id (S…) where users are listed: it stands for the group's members. */
+export function isUserGroupId(entry: string): boolean {
+  return /^S[A-Z0-9]{2,20}$/.test(entry);
+}
+
 /** A quorum larger than the approvers who could meet it would leave every such plan waiting until it expires. */
 function checkApprovalQuorum(slack: SlackPolicy, path: string): void {
-  if (!slack.approvers.length) return;
+  // A user group's size is known only once it is read, so any quorum may be met.
+  if (!slack.approvers.length || slack.approvers.some(isUserGroupId)) return;
   const asked: [string, number][] = [['slack.approvalsRequired', slack.approvalsRequired ?? 1], ...Object.entries(slack.approvalsRequiredFor ?? {}).map(([k, n]): [string, number] => [`slack.approvalsRequiredFor.${k}`, n])];
   const available = slack.approvers.length;
   for (const [key, n] of asked) {

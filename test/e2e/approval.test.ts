@@ -8,7 +8,7 @@ import { parseConfigText, type Config } from '../../src/core/config.ts';
 import { createKubeClient } from '../../src/adapters/kube/client.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
 import { dnsResource, machine, randomApiKey, scenario, startMaasSimulator, virshPower, type MaasSimulator } from '../../lab/maas-sim/index.ts';
-import { type EmulatedMessage } from '../../lab/slack-emulator/index.ts';
+import { type EmulatedMessage, type SlackEmulatorOptions } from '../../lab/slack-emulator/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
@@ -34,8 +34,8 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-function startStack(config: Config, adapters: Adapters, secrets: string[]): Promise<Stack> {
-  return startApprovalStack({ config, adapters, secrets, jobs: [fixDnsJob, fixMacsJob], channel: CHANNEL, closers });
+function startStack(config: Config, adapters: Adapters, secrets: string[], emulator: Pick<SlackEmulatorOptions, 'userGroups' | 'missingScopes'> = {}): Promise<Stack> {
+  return startApprovalStack({ config, adapters, secrets, jobs: [fixDnsJob, fixMacsJob], channel: CHANNEL, closers, emulator });
 }
 
 // ---------------------------------------------------------------- Slack helpers
@@ -79,7 +79,7 @@ interface DnsLab {
   kube: KubeSimulator;
 }
 
-async function startDnsLab(slackYaml = SLACK_YAML): Promise<DnsLab> {
+async function startDnsLab(slackYaml = SLACK_YAML, emulator: Pick<SlackEmulatorOptions, 'userGroups' | 'missingScopes'> = {}): Promise<DnsLab> {
   const lab = dnsLabScenario();
   const prod = lab.clusters.find((c) => c.name === 'prod');
   if (!prod) throw new Error('no prod cluster in the lab');
@@ -101,7 +101,7 @@ clusters:
     kube: (cluster) => createKubeClient(cluster),
     ssh: { connect: () => Promise.reject(new Error('fix-dns must not use SSH')) },
   };
-  return { stack: await startStack(config, adapters, loaded.secrets), maas, kube };
+  return { stack: await startStack(config, adapters, loaded.secrets, emulator), maas, kube };
 }
 
 const dnsWrites = (lab: DnsLab) => [...lab.maas.calls.filter((c) => c.method !== 'GET').map((c) => `PUT ${c.form.ip_addresses?.[0]}`), ...lab.kube.calls.filter((c) => c.method === 'PATCH').map(() => 'PATCH')];
@@ -310,6 +310,65 @@ slack:
       ['U0LEAD1', 'approved (1 of 2)'],
       ['U0LEAD2', 'approved'],
     ]);
+  }, 30_000);
+});
+
+describe('/maas fix-dns approved by a Slack user group (an S… id in slack.approvers)', () => {
+  const GROUP = 'S0ONCALL';
+  const groupYaml = (extra = '') => `
+slack:
+  commandChannels: [${CHANNEL}]
+  approvers: [${GROUP}]
+  approvalTtl: 15m
+  userGroupCacheTtl: 5m
+${extra}`;
+  const groupReads = (stack: Stack) => stack.emulator.calls.filter((c) => c.method === 'usergroups.users.list').map((c) => c.params.usergroup);
+
+  it("a member of the group approves and the plan runs once; someone outside it is refused", async () => {
+    const lab = await startDnsLab(groupYaml(), { userGroups: { [GROUP]: ['U0LEAD2', 'W0LEAD9'] } });
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+
+    await click(stack, 'U0OPS2', plan);
+    const [stranger] = await waitForEphemeral(stack, 'U0OPS2', 1);
+    expect(stranger?.text).toMatch(/Only approvers \(slack\.approvers\) may approve a repair, and you are not one\. Ask one of the members of user group S0ONCALL\./);
+    expect(dnsWrites(lab)).toEqual([]);
+
+    await click(stack, 'U0LEAD2', plan);
+    await waitForState(stack, plan, /Done, approved by <@U0LEAD2> at /);
+    expect(dnsWrites(lab)).toEqual(['PUT 10.11.135.36', 'PATCH']);
+    // Both clicks within the cache's 5 minutes: the members were read once.
+    expect(groupReads(stack)).toEqual([GROUP]);
+  }, 30_000);
+
+  it('a member removed from the group is refused once the cached members expire', async () => {
+    const lab = await startDnsLab(groupYaml('  approvalsRequired: 2'), { userGroups: { [GROUP]: ['U0LEAD1', 'U0LEAD2'] } });
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    await click(stack, 'U0LEAD1', plan);
+    const [counted] = await waitForEphemeral(stack, 'U0LEAD1', 1);
+    expect(counted?.text).toContain('Your approval is counted (1 of 2)');
+
+    stack.emulator.setUserGroup(GROUP, ['U0LEAD1']);
+    stack.clock.offsetMs = 5 * 60_000 + 1_000;
+    await click(stack, 'U0LEAD2', plan);
+    const [removed] = await waitForEphemeral(stack, 'U0LEAD2', 1);
+    expect(removed?.text).toMatch(/Only approvers \(slack\.approvers\) may approve a repair, and you are not one/);
+    expect(groupReads(stack)).toEqual([GROUP, GROUP]);
+    expect(dnsWrites(lab)).toEqual([]);
+    expect(hasButtons(current(stack, plan))).toBe(true);
+  }, 30_000);
+
+  it('a group the bot cannot read grants nothing, and the refusal says why', async () => {
+    const lab = await startDnsLab(groupYaml(), { userGroups: { [GROUP]: ['U0LEAD2'] }, missingScopes: ['usergroups:read'] });
+    const { stack } = lab;
+    const plan = await askFor(stack, 'fix-dns prod', 'U0OPS1');
+    await click(stack, 'U0LEAD2', plan);
+    const [refused] = await waitForEphemeral(stack, 'U0LEAD2', 1);
+    expect(refused?.text).toContain('The approvers group S0ONCALL could not be read: missing_scope usergroups:read, so it grants nothing');
+    expect(dnsWrites(lab)).toEqual([]);
+    expect(hasButtons(current(stack, plan))).toBe(true);
+    expect(stack.audit.filter((e) => e.kind === 'refusal').map((e) => e.actor)).toEqual(['U0LEAD2']);
   }, 30_000);
 });
 

@@ -6,7 +6,7 @@ import type { Adapters } from '../../src/adapters/adapters.ts';
 import type { AuditInput } from '../../src/engine/audit/audit-entry.ts';
 import type { AuditLog } from '../../src/engine/audit/audit-log.ts';
 import type { Config } from '../../src/core/config.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
+import { startSlackEmulator, type SlackEmulator, type SlackEmulatorOptions } from '../../lab/slack-emulator/index.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import { JobQueues } from '../../src/engine/queue/job-queues.ts';
 import { startJobWorkers } from '../../src/engine/queue/job-workers.ts';
@@ -41,11 +41,13 @@ export async function startApprovalStack(options: {
   jobs: JobDefinition[];
   channel: string;
   closers: (() => Promise<void>)[];
+  /** More of the emulated workspace: user groups, scopes the app was not granted. */
+  emulator?: Pick<SlackEmulatorOptions, 'userGroups' | 'missingScopes'>;
 }): Promise<ApprovalStack> {
   const { config, closers } = options;
   const redact = createRedactor(options.secrets);
   const log = silentLogger();
-  const emulator = await startSlackEmulator({ channels: [options.channel] });
+  const emulator = await startSlackEmulator({ ...options.emulator, channels: [options.channel] });
   closers.push(() => emulator.close());
   const prefix = freshPrefix('approval');
   const redis: Redis = createRedis(TEST_REDIS_URL, 'worker');

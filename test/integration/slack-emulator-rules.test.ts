@@ -113,6 +113,18 @@ describe('Slack emulator rules', () => {
     expect(await errorOf(client.conversations.history({ channel: 'C0PRIV' }))).toBe('channel_not_found');
   });
 
+  it('S-USERGROUP-MEMBERS: usergroups.users.list answers the group\'s member ids; an unknown group is no_such_subteam; without usergroups:read it is missing_scope naming the scope', async () => {
+    const { emulator: e, client } = await start({ userGroups: { S0ONCALL: ['U0ANA', 'W0BEN'] } });
+    expect((await client.usergroups.users.list({ usergroup: 'S0ONCALL' })).users).toEqual(['U0ANA', 'W0BEN']);
+    e.setUserGroup('S0ONCALL', ['W0BEN']);
+    expect((await client.usergroups.users.list({ usergroup: 'S0ONCALL' })).users).toEqual(['W0BEN']);
+    expect(await errorOf(client.usergroups.users.list({ usergroup: 'S0NOPE' }))).toBe('no_such_subteam');
+    await e.close();
+    const { client: blind } = await start({ userGroups: { S0ONCALL: ['U0ANA'] }, missingScopes: ['usergroups:read'] });
+    const refused = await blind.usergroups.users.list({ usergroup: 'S0ONCALL' }).catch((err: { data?: { error?: string; needed?: string } }) => err.data);
+    expect(refused).toMatchObject({ error: 'missing_scope', needed: 'usergroups:read' });
+  });
+
   it('S-READ-MEMBER: history of a public channel the bot is not in is not_in_channel', async () => {
     const { emulator: e, client } = await start({ conversations: [{ id: 'C0PUB', member: false }] });
     expect(await errorOf(client.conversations.history({ channel: 'C0PUB' }))).toBe('not_in_channel');

@@ -101,6 +101,15 @@ describe('config', () => {
     expect(err.hint).toBe('List at least 2 approvers in slack.approvers, or lower slack.approvalsRequiredFor.fix-dns');
   });
 
+  it('approvers: a user group id (S…) is accepted and its size is unknown, so a quorum of 2 is not refused; a @handle still is; the group cache defaults to 5 minutes', () => {
+    const group = valid.replace('  approvers: [U0LEAD1]\n', '  approvers: [U0LEAD1, S0ONCALL]\n  approvalsRequired: 3\n');
+    const { config } = parse(group);
+    expect(config.slack.approvers).toEqual(['U0LEAD1', 'S0ONCALL']);
+    expect(config.slack.userGroupCacheMs).toBe(5 * 60_000);
+    expect(parse(group.replace('  approvalsRequired: 3\n', '  approvalsRequired: 3\n  userGroupCacheTtl: 1m\n')).config.slack.userGroupCacheMs).toBe(60_000);
+    expect(errorOf(() => parse(valid.replace('  approvers: [U0LEAD1]\n', '  approvers: ["@oncall"]\n'))).message).toMatch(/slack\.approvers\.0.*user group id such as S0123ABCD/);
+  });
+
   it('repair.commissionTimeout and commissionPollInterval are durations; absent, the defaults apply where they are used', () => {
     expect(parse(valid).config.repair).toEqual({ maxSubjects: 50 });
     const { config } = parse(`${valid}repair: { commissionTimeout: 45m, commissionPollInterval: 30s }\n`);

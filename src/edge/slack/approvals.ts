@@ -11,6 +11,7 @@ import { planView } from '../../engine/repair/plan-view.ts';
 import type { SlackGateway } from './gateway.ts';
 import { dateMark, toSlackText, withSlackDates, withUtcDates } from './mrkdwn.ts';
 import { APPROVE_ACTION, REJECT_ACTION, renderPlanMessage } from './plan-render.ts';
+import { checkListed, describeListed, slackUserGroups, type UserGroupReader } from './user-groups.ts';
 
 export interface ApprovalOptions {
   config: Config;
@@ -35,6 +36,8 @@ interface Click {
   planId: string;
   responseUrl: string | undefined;
   slack: SlackGateway;
+  /** The members of user groups listed in slack.approvers. */
+  groups: UserGroupReader;
 }
 
 /**
@@ -47,6 +50,7 @@ interface Click {
 export function approvalHandlers(options: ApprovalOptions): (app: App, slack: SlackGateway) => void {
   checkQuorumKeys(options.config);
   return (app, slack) => {
+    const groups = slackUserGroups(slack.reader, options.config.slack.userGroupCacheMs, options.now);
     for (const [actionId, decision] of [
       [APPROVE_ACTION, 'approve'],
       [REJECT_ACTION, 'reject'],
@@ -60,6 +64,7 @@ export function approvalHandlers(options: ApprovalOptions): (app: App, slack: Sl
           planId: action.value ?? '',
           responseUrl: body.response_url,
           slack,
+          groups,
         };
         await decide(options, decision, click);
       });
@@ -93,7 +98,7 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
   try {
     stored = /^[0-9a-f]{16}$/.test(click.planId) ? await plans.get(click.planId) : null;
     if (!stored) return await refuse('This plan is not known any more (it expired from storage, or was never stored). Run the /maas fix command again for a fresh plan.');
-    const why = authorizationProblem(config, decision, click, stored);
+    const why = await authorizationProblem(config, decision, click, stored);
     if (why) return await refuse(why);
 
     const result = await plans.decide(click.planId, decision === 'approve' ? 'approved' : 'rejected', click.user, now());
@@ -152,16 +157,18 @@ async function recordPartialApproval(options: ApprovalOptions, click: Click, sto
 }
 
 /** Who may do what, checked on every click: never trust that the button was shown to the right person. */
-function authorizationProblem(config: Config, decision: Decision, click: Click, stored: StoredPlan): string | undefined {
+async function authorizationProblem(config: Config, decision: Decision, click: Click, stored: StoredPlan): Promise<string | undefined> {
   const policy = config.slack;
   if (stored.channel !== click.channel) return 'This plan belongs to another channel; decide it there.';
   if (stored.messageTs && click.messageTs && stored.messageTs !== click.messageTs) return "This button is not on the plan's own message; use the buttons on the plan message.";
-  const approver = policy.approvers.includes(click.user);
+  if (decision === 'reject' && click.user === stored.requester) return undefined;
+  if (decision === 'approve' && !policy.approvers.length) return 'No approvers are configured (slack.approvers), so no repair runs from Slack. Use `maas-chatops <fix> <target> --apply` from a terminal.';
+  const approver = await checkListed(policy.approvers, click.user, click.groups);
+  const unreadable = approver.unreadable.map((u) => ` The approvers group ${u}, so it grants nothing until it can be read (the bot needs the usergroups:read scope).`).join('');
   if (decision === 'reject') {
-    return approver || click.user === stored.requester ? undefined : 'Only an approver (slack.approvers) or the person who asked for the plan may reject it.';
+    return approver.listed ? undefined : `Only an approver (slack.approvers) or the person who asked for the plan may reject it.${unreadable}`;
   }
-  if (!policy.approvers.length) return 'No approvers are configured (slack.approvers), so no repair runs from Slack. Use `maas-chatops <fix> <target> --apply` from a terminal.';
-  if (!approver) return `Only approvers (slack.approvers) may approve a repair, and you are not one. Ask one of ${policy.approvers.map((u) => `<@${u}>`).join(', ')}.`;
+  if (!approver.listed) return `Only approvers (slack.approvers) may approve a repair, and you are not one. Ask one of ${describeListed(policy.approvers)}.${unreadable}`;
   if (click.user === stored.requester && !policy.selfApproval) return 'You asked for this plan, so someone else must approve it (slack.selfApproval is off). Ask another approver.';
   return undefined;
 }
