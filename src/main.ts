@@ -32,6 +32,8 @@ import { AlertStore } from './edge/alerts/alert-store.ts';
 import { startAlerting } from './edge/alerts/start-alerting.ts';
 import type { ClusterWatches } from './edge/alerts/cluster-watch.ts';
 import { startWatchScans, watchDetail } from './edge/alerts/watch-scans.ts';
+import { alertmanagerRoute } from './edge/http/alertmanager-endpoint.ts';
+import { registerAlertmanagerMetrics } from './engine/alertmanager-metrics.ts';
 import { mayRunRepairs } from './edge/slack/command-policy.ts';
 import { createSlackNotifier } from './edge/slack/notifier.ts';
 import { withTimeout } from './core/with-timeout.ts';
@@ -106,7 +108,18 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
       detail: () => watchDetail(w.watches),
     }),
     ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact, audit: w.audit }),
+    // The bot's listener only (slackReady is set for the bot), in both Slack modes.
+    ...(slackReady ? alertmanagerRoutes(w) : []),
   ];
+}
+
+/** POST /alertmanager, when ALERTMANAGER_TOKEN is set. */
+function alertmanagerRoutes(w: Wiring): Route[] {
+  const token = w.env.alertmanagerToken;
+  if (!token) return [];
+  const count = registerAlertmanagerMetrics(w.metrics.registry);
+  const claim = async (key: string, windowMs: number) => (await w.producer.set(`${w.prefix}:${key}`, '1', 'PX', windowMs, 'NX')) === 'OK';
+  return [alertmanagerRoute({ token, config: w.options.loaded.config, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), claim, log: w.log, count })];
 }
 
 async function startWorkers(w: Wiring): Promise<void> {

@@ -128,6 +128,25 @@ export const configSchema = z.strictObject({
       relistEvery: duration.default('15m'),
     })
     .default({ clusters: true, debounce: '500ms', silentAfter: '150s', relistEvery: '15m' }),
+  /** POST /alertmanager: which alerts run which check on which target (checks only, never repairs). */
+  alertmanager: z
+    .strictObject({
+      routes: z
+        .array(
+          z
+            .strictObject({
+              match: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a Prometheus label name'), z.string().max(1024)).refine((m) => Object.keys(m).length > 0, 'must name at least one label'),
+              check: name,
+              target: name.optional(),
+              targetLabel: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a Prometheus label name').optional(),
+            })
+            .refine((r) => (r.target === undefined) !== (r.targetLabel === undefined), 'needs exactly one of target (a fixed site or cluster) or targetLabel (the label that names it)'),
+        )
+        .default([]),
+      /** Identical groups within this window run one check (Alertmanager resends, and an HA pair sends twice). */
+      window: duration.default('2m'),
+    })
+    .optional(),
   repair: z
     .strictObject({
       maxSubjects: z.number().int().min(1).max(10_000).default(50),

@@ -112,6 +112,19 @@ export interface RepairConfig {
   commissionPollMs?: number;
 }
 
+/** One `alertmanager.routes` entry: every `match` label equal selects it. */
+export interface AlertRoute {
+  match: Record<string, string>;
+  check: string;
+  target?: string;
+  targetLabel?: string;
+}
+
+export interface AlertmanagerConfig {
+  routes: AlertRoute[];
+  windowMs: number;
+}
+
 /** The `watch:` block: the management-cluster informers (docs/configuration.md). */
 export interface WatchConfig {
   clusters: boolean;
@@ -137,6 +150,8 @@ export interface Config {
   schedules: { dns?: number; resolver?: number; macs?: number };
   /** Absent in configs built by hand: the watch then runs with its defaults. */
   watch?: WatchConfig;
+  /** The `alertmanager:` block; absent = no routes (POST /alertmanager answers, and runs nothing). */
+  alertmanager?: AlertmanagerConfig;
   repair: RepairConfig;
   concurrency?: ConcurrencyConfig;
   /** Absent in configs built by hand; loadConfig always sets it. */
@@ -402,9 +417,14 @@ function buildConfig(raw: RawConfig, path: string, r: SecretResolver): Config {
     relistEveryMs: parseDuration(raw.watch.relistEvery) as number,
   };
   const config: Config = { path, slack, maas, sites, clusters, schedules, watch, repair, audit };
+  if (raw.alertmanager) config.alertmanager = { routes: raw.alertmanager.routes.map(alertRoute), windowMs: parseDuration(raw.alertmanager.window) as number };
   if (Object.keys(raw.concurrency).length) config.concurrency = { ...raw.concurrency };
   if (raw.redis) config.redis = buildRedis(raw.redis, r);
   return config;
+}
+
+function alertRoute(raw: NonNullable<RawConfig['alertmanager']>['routes'][number]): AlertRoute {
+  return { match: raw.match, check: raw.check, ...(raw.target ? { target: raw.target } : {}), ...(raw.targetLabel ? { targetLabel: raw.targetLabel } : {}) };
 }
 
 function buildRedis(raw: NonNullable<RawConfig['redis']>, r: SecretResolver): RedisConfigBlock {

@@ -5,6 +5,8 @@ export interface RuntimeEnv {
   botToken?: string;
   signingSecret?: string;
   appToken?: string;
+  /** ALERTMANAGER_TOKEN: the bearer token POST /alertmanager requires; unset = the route is off. */
+  alertmanagerToken?: string;
   mode: 'socket' | 'http';
   slackApiUrl?: string;
   port: number;
@@ -43,6 +45,7 @@ export function readRuntimeEnv(env: NodeJS.ProcessEnv): RuntimeEnv {
   if (env.SLACK_BOT_TOKEN) out.botToken = env.SLACK_BOT_TOKEN;
   if (env.SLACK_SIGNING_SECRET) out.signingSecret = env.SLACK_SIGNING_SECRET;
   if (env.SLACK_APP_TOKEN) out.appToken = env.SLACK_APP_TOKEN;
+  if (env.ALERTMANAGER_TOKEN) out.alertmanagerToken = env.ALERTMANAGER_TOKEN;
   if (env.SLACK_API_URL) out.slackApiUrl = env.SLACK_API_URL;
   if (env.MAAS_CHATOPS_QUEUE_PREFIX !== undefined) {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(env.MAAS_CHATOPS_QUEUE_PREFIX)) {
@@ -106,7 +109,7 @@ export function requireSlackEnv(env: RuntimeEnv): { botToken: string } {
 
 /** Credentials from the environment are secrets too: the redaction pass must know them. */
 export function envSecrets(env: RuntimeEnv, raw: NodeJS.ProcessEnv = {}): string[] {
-  return [env.botToken, env.signingSecret, env.appToken, raw.DASHBOARD_PASSWORD, redisPassword(env.redisUrl), raw.REDIS_PASSWORD, raw.REDIS_SENTINEL_PASSWORD].filter((s): s is string => Boolean(s));
+  return [env.botToken, env.signingSecret, env.appToken, env.alertmanagerToken, raw.DASHBOARD_PASSWORD, redisPassword(env.redisUrl), raw.REDIS_PASSWORD, raw.REDIS_SENTINEL_PASSWORD].filter((s): s is string => Boolean(s));
 }
 
 function redisPassword(url: string): string | undefined {

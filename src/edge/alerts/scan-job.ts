@@ -60,7 +60,7 @@ export function createScanJob(deps: ScanDependencies): JobDefinition {
   };
 }
 
-function registeredCheckJob(name: string): JobDefinition | undefined {
+export function registeredCheckJob(name: string): JobDefinition | undefined {
   const spec = findCheck(name);
   return spec && { name: spec.name, run: (ctx, data) => runRegisteredCheck(ctx, spec, data.target) };
 }
@@ -74,7 +74,7 @@ function validScan(ctx: JobContext, data: JobData): ScanData {
 }
 
 /** A check that throws is a target that could not be checked, which is itself an alert. */
-async function runCheck(ctx: JobContext, definition: JobDefinition, check: ScanCheck, target: string): Promise<Report[]> {
+export async function runCheck(ctx: JobContext, definition: JobDefinition, check: string, target: string): Promise<Report[]> {
   const startedAt = new Date();
   try {
     return await definition.run(ctx, { target });

@@ -1,6 +1,7 @@
 import type { AuditLog } from '../../engine/audit/audit-log.ts';
 import type { Redis } from 'ioredis';
 import { createScanJob, SCAN_JOB } from './scan-job.ts';
+import { ALERTMANAGER_JOB, createAlertmanagerJob } from './alertmanager-job.ts';
 import type { JobDefinition } from '../../engine/job-types.ts';
 import type { Adapters } from '../../adapters/adapters.ts';
 import type { Config } from '../../core/config.ts';
@@ -81,7 +82,10 @@ export async function startAlerting(options: AlertingOptions): Promise<Alerting>
   const scanJob = createScanJob({ store, reconciler, redact: options.redact, ...(options.findJob ? { findJob: options.findJob } : {}) });
   const workers = startJobWorkers({
     connection: options.connection,
-    jobs: new Map([[SCAN_JOB, scanJob]]),
+    jobs: new Map<string, JobDefinition>([
+      [SCAN_JOB, scanJob],
+      [ALERTMANAGER_JOB, createAlertmanagerJob({ store, sender: options.sender ?? NO_SENDER, channel, redact: options.redact, ...(options.findJob ? { findJob: options.findJob } : {}) }) as unknown as JobDefinition],
+    ]),
     context: { config: options.config, adapters: options.adapters, log },
     redact: options.redact,
     prefix,

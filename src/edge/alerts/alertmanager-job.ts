@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { UsageError } from '../../core/errors.ts';
+import { redactDeep, type Redactor } from '../../core/redact.ts';
+import type { Report } from '../../core/report.ts';
+import type { JobData, JobDefinition } from '../../engine/job-types.ts';
+import { renderReport } from '../slack/render.ts';
+import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
+import type { AlertMessage } from './alert-message.ts';
+import type { AlertSender } from './alert-sender.ts';
+import type { AlertStore } from './alert-store.ts';
+import { registeredCheckJob, runCheck } from './scan-job.ts';
+
+export const ALERTMANAGER_JOB = 'alertmanager';
+
+/** What POST /alertmanager queues: one routed check of one group, names and fingerprints only. */
+export interface AlertmanagerJobData extends JobData {
+  groupKey: string;
+  status: 'firing' | 'resolved';
+  check: string;
+  alerts: { alertname: string; fingerprint: string; status: 'firing' | 'resolved' }[];
+}
+
+/** Where the group's message is: its own post, or a reply in the thread of the bot's open alert. */
+interface GroupMessage {
+  channel: string;
+  ts: string;
+  threadTs?: string;
+}
+
+export interface AlertmanagerJobDeps {
+  store: AlertStore;
+  sender: AlertSender;
+  /** config.slack.alertChannel; without it the verdict is only logged. */
+  channel: string | undefined;
+  redact: Redactor;
+  findJob?: (name: string) => JobDefinition | undefined;
+}
+
+const GROUP_TTL_S = 7 * 24 * 3600;
+
+/**
+ * `alertmanager`: answers one Alertmanager group with the read-only check its route names. A
+ * firing group gets one message in the alert channel (a reply in the thread of the bot's own open
+ * alert for that target, when there is one), updated each time the group comes again; a resolved
+ * group is said in that thread. Never a repair.
+ */
+export function createAlertmanagerJob(deps: AlertmanagerJobDeps): JobDefinition<AlertmanagerJobData> {
+  const find = deps.findJob ?? registeredCheckJob;
+  return {
+    name: ALERTMANAGER_JOB,
+    run: async (ctx, data) => {
+      const definition = find(data.check);
+      if (!definition) throw new UsageError(`no check "${data.check}" is registered`, 'Fix alertmanager.routes: check names a check (dns-check, resolver-check, mac-diff, dhcp-check)');
+      const key = groupKeyOf(deps.store, data);
+      const known = await readGroup(deps.store.redis, key);
+      const log = ctx.log.child({ component: 'alertmanager', groupKey: data.groupKey, check: data.check, target: data.target, status: data.status });
+      if (data.status === 'resolved') {
+        if (known) {
+          await deps.sender.post(known.channel, { text: resolvedLine(data), threadTs: known.threadTs ?? known.ts });
+          await deps.store.redis.del(key);
+        }
+        log.info({ told: Boolean(known) }, 'alertmanager group resolved');
+        return [];
+      }
+      const reports = redactDeep(await runCheck(ctx, definition, data.check, data.target), deps.redact);
+      if (!deps.channel) {
+        log.warn({ verdict: reports[0]?.verdict }, 'alertmanager group checked; slack.alertChannel is not set, so nothing is posted');
+        return reports;
+      }
+      const message = renderAnswer(data, reports);
+      if (known) {
+        await deps.sender.update(known.channel, known.ts, message);
+      } else {
+        const placed = await place(deps, data, message);
+        await deps.store.redis.set(key, JSON.stringify(placed), 'EX', GROUP_TTL_S);
+      }
+      log.info({ updated: Boolean(known), verdict: reports[0]?.verdict }, 'alertmanager group answered');
+      return reports;
+    },
+  };
+}
+
+/** A reply in the thread of the bot's own open alert for the target (same check first), else a post of its own. */
+async function place(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, message: AlertMessage): Promise<GroupMessage> {
+  const open = (await deps.store.open()).filter((r) => r.target === data.target && r.channel && r.ts);
+  const alert = open.find((r) => r.check === data.check) ?? open[0];
+  if (alert?.channel && alert.ts) {
+    const { ts } = await deps.sender.post(alert.channel, { ...message, threadTs: alert.ts });
+    return { channel: alert.channel, ts, threadTs: alert.ts };
+  }
+  const channel = deps.channel as string;
+  const { ts } = await deps.sender.post(channel, message);
+  return { channel, ts };
+}
+
+function groupKeyOf(store: AlertStore, data: AlertmanagerJobData): string {
+  const digest = createHash('sha256').update(data.groupKey).update('\0').update(data.check).update('\0').update(data.target).digest('hex').slice(0, 24);
+  return `${store.prefix}:alertmanager:group:${digest}`;
+}
+
+async function readGroup(redis: Redis, key: string): Promise<GroupMessage | undefined> {
+  const raw = await redis.get(key);
+  return raw ? (JSON.parse(raw) as GroupMessage) : undefined;
+}
+
+function names(data: AlertmanagerJobData): string {
+  return [...new Set(data.alerts.map((a) => a.alertname || '(no alertname)'))].join(', ');
+}
+
+function renderAnswer(data: AlertmanagerJobData, reports: readonly Report[]): AlertMessage {
+  const [report] = reports;
+  const firing = data.alerts.filter((a) => a.status === 'firing').length;
+  const intro = `*Alertmanager:* ${escapeMrkdwn(names(data))} · ${firing} firing · answered with \`${data.check} ${data.target}\` (group ${codeSpan(data.groupKey, 120)})`;
+  const body = report ? renderReport(report, { reserveBlocks: 1 }).blocks : [];
+  const verdict = report?.verdict ?? 'no result';
+  return {
+    text: clipText(escapeMrkdwn(`Alertmanager ${names(data)}: ${data.check} ${data.target} says ${verdict}`), 3000),
+    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: clipText(intro, 3000) } }, ...body],
+  };
+}
+
+function resolvedLine(data: AlertmanagerJobData): string {
+  return clipText(`:white_check_mark: Alertmanager resolved ${escapeMrkdwn(names(data))} (group ${codeSpan(data.groupKey, 120)}).`, 2900);
+}
+
