@@ -7,6 +7,7 @@
  *   node --import tsx bench/message-lengths.ts --json after.json
  *   node --import tsx bench/message-lengths.ts --json after.json --before before.json --doc docs/message-lengths.md
  *
+ * `--after FILE` reads a measurement saved by `--json` instead of running the lab again.
  * `--before` is the same script's JSON from an earlier commit; with `--doc` the two go side by side
  * in a table, matched by step and by the message's place in the step.
  * Env: REDIS_URL (default redis://127.0.0.1:6379; loopback only, as the lab).
@@ -76,16 +77,37 @@ async function collect(): Promise<MessageLength[]> {
   return rows;
 }
 
+/**
+ * Rows keyed by the step's text, its occurrence in the script and the message's place in it:
+ * a script that gained steps since the `before` run still lines up.
+ */
+function byStep(rows: readonly MessageLength[]): Map<string, MessageLength> {
+  const seen = new Map<string, number>();
+  const stepOf = new Map<string, number>();
+  const out = new Map<string, MessageLength>();
+  for (const r of rows) {
+    const [index, place] = r.key.split(':');
+    if (!stepOf.has(`${r.step}@${index}`)) {
+      const n = (seen.get(r.step) ?? 0) + 1;
+      seen.set(r.step, n);
+      stepOf.set(`${r.step}@${index}`, n);
+    }
+    out.set(`${r.step}#${stepOf.get(`${r.step}@${index}`)}:${place}`, r);
+  }
+  return out;
+}
+
 function table(after: readonly MessageLength[], before: readonly MessageLength[]): string {
-  const old = new Map(before.map((r) => [r.key, r]));
+  const old = byStep(before);
+  const now = byStep(after);
   const head = ['| # | step | message | before: lines | before: chars | after: lines | after: chars | after: thread posts |', '|---|---|---|---:|---:|---:|---:|---:|'];
-  const keys = [...new Set([...before.map((r) => r.key), ...after.map((r) => r.key)])].sort(byKey);
-  const now = new Map(after.map((r) => [r.key, r]));
+  const order = (k: string) => (now.get(k) ?? old.get(k))!.key;
+  const keys = [...new Set([...now.keys(), ...old.keys()])].sort((a, b) => byKey(order(a), order(b)));
   const rows = keys.map((k) => {
     const a = now.get(k);
     const b = old.get(k);
     const cell = (n: number | undefined) => (n === undefined ? '—' : String(n));
-    return `| ${k} | \`${(a ?? b)!.step}\` | ${(a ?? b)!.what} | ${cell(b?.lines)} | ${cell(b?.chars)} | ${cell(a?.lines)} | ${cell(a?.chars)} | ${cell(a?.threadPosts)} |`;
+    return `| ${(a ?? b)!.key} | \`${(a ?? b)!.step}\` | ${(a ?? b)!.what} | ${cell(b?.lines)} | ${cell(b?.chars)} | ${cell(a?.lines)} | ${cell(a?.chars)} | ${cell(a?.threadPosts)} |`;
   });
   const sum = (rs: readonly MessageLength[], f: (r: MessageLength) => number) => rs.reduce((n, r) => n + f(r), 0);
   const max = (rs: readonly MessageLength[], f: (r: MessageLength) => number) => rs.reduce((n, r) => Math.max(n, f(r)), 0);
@@ -105,7 +127,8 @@ function arg(name: string): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const rows = await collect();
+  const saved = arg('--after');
+  const rows = saved ? (JSON.parse(readFileSync(saved, 'utf8')) as MessageLength[]) : await collect();
   const json = arg('--json');
   if (json) writeFileSync(json, JSON.stringify(rows, null, 2) + '\n');
   const beforePath = arg('--before');
