@@ -91,7 +91,6 @@ export const clusterSchema = z.strictObject({
 
 /** Slack ids as the API sends them: a name such as #ops or @alice never matches, so it would lock everyone out. */
 const channelId = z.string().regex(/^[CGD][A-Z0-9]{2,20}$/, 'must be a Slack channel id such as C0123ABCD (not a #name): open the channel details in Slack, the id is at the bottom');
-const userId = z.string().regex(/^[UW][A-Z0-9]{2,20}$/, "must be a Slack user id such as U0123ABCD (not a @name): open the person's profile, ⋮, Copy member ID");
 /** A person, or a user group (S…) standing for its current members. */
 const userOrGroup = z.string().regex(/^[UWS][A-Z0-9]{2,20}$/, "must be a Slack user id such as U0123ABCD or a user group id such as S0123ABCD (not a @name): open the person's profile, ⋮, Copy member ID; for a group, its id is in the group's URL");
 
@@ -100,7 +99,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       alertChannel: channelId.optional(),
       commandChannels: z.array(channelId).default([]),
-      operators: z.array(userId).optional(),
+      operators: z.array(userOrGroup).optional(),
       approvers: z.array(userOrGroup).default([]),
       selfApproval: z.boolean().default(false),
       /** How long a user group's members, once read, stand for the group. */
@@ -110,7 +109,7 @@ export const configSchema = z.strictObject({
       approvalsRequired: z.number().int().min(1).max(5).default(1),
       approvalsRequiredFor: z.record(z.string().regex(/^fix-[a-z][a-z-]*$/, 'must be a repair command such as fix-dns'), z.number().int().min(1).max(5)).optional(),
       /** Which operators may run which kind of subcommand; an absent list = every operator. */
-      permissions: z.strictObject({ checks: z.array(userId).optional(), repairs: z.array(userId).optional() }).optional(),
+      permissions: z.strictObject({ checks: z.array(userOrGroup).optional(), repairs: z.array(userOrGroup).optional() }).optional(),
     })
     .default({ commandChannels: [], approvers: [], selfApproval: false, userGroupCacheTtl: '5m', approvalTtl: '15m', approvalsRequired: 1 }),
   maas: z.record(name, z.strictObject({ url: z.url({ protocol: /^https?$/ }), apiKey: secretRef })).default({}),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommandText } from '../../commands/dispatch.ts';
 import type { SlackPolicy } from '../../src/core/config.ts';
-import { commandAccess, commandRefusal } from '../../src/edge/slack/command-policy.ts';
+import { commandAccess, commandRefusal, mayRunRepairs } from '../../src/edge/slack/command-policy.ts';
+import { cachedUserGroups } from '../../src/edge/slack/user-groups.ts';
 
 const policy: SlackPolicy = {
   commandChannels: ['C0OPS'],
@@ -40,28 +41,51 @@ describe('who may run which /maas subcommand', () => {
     ['a non-operator asking for help', 'U0EVE', 'C0OPS', 'help', /not a \/maas operator/],
     ['an operator without the repair permission', 'U0OPS1', 'C0OPS', 'fix-macs', /`\/maas fix-macs` changes things, and you do not have the repair permission \(slack\.permissions\.repairs.*<@U0LEAD1>.*U0OPS1/],
     ['an operator without the repair permission silencing', 'U0OPS2', 'C0OPS', 'silence', /repair permission/],
-  ])('%s', (_name, user, channel, sub, expected) => {
-    const refusal = commandRefusal(policy, user, channel, { name: sub });
+  ])('%s', async (_name, user, channel, sub, expected) => {
+    const refusal = await commandRefusal(policy, user, channel, { name: sub });
     if (expected) expect(refusal).toMatch(expected);
     else expect(refusal).toBeUndefined();
   });
 
-  it('an empty repairs list turns repairs from Slack off and says where to run them', () => {
+  it('an empty repairs list turns repairs from Slack off and says where to run them', async () => {
     const off = { ...policy, permissions: { repairs: [] } };
-    expect(commandRefusal(off, 'U0LEAD1', 'C0OPS', { name: 'fix-dns' })).toMatch(/nobody may run repairs from Slack \(slack\.permissions\.repairs is empty\)\. Run `maas-chatops fix-dns` from a terminal/);
-    expect(commandRefusal(off, 'U0LEAD1', 'C0OPS', { name: 'dns-check' })).toBeUndefined();
+    expect(await commandRefusal(off, 'U0LEAD1', 'C0OPS', { name: 'fix-dns' })).toMatch(/nobody may run repairs from Slack \(slack\.permissions\.repairs is empty\)\. Run `maas-chatops fix-dns` from a terminal/);
+    expect(await commandRefusal(off, 'U0LEAD1', 'C0OPS', { name: 'dns-check' })).toBeUndefined();
   });
 
-  it('a checks list keeps an operator to help only', () => {
+  it('a checks list keeps an operator to help only', async () => {
     const narrow = { ...policy, permissions: { checks: ['U0OPS1'] } };
-    expect(commandRefusal(narrow, 'U0OPS2', 'C0OPS', { name: 'mac-diff' })).toMatch(/read-only check, and you may not run checks \(slack\.permissions\.checks/);
-    expect(commandRefusal(narrow, 'U0OPS2', 'C0OPS', { name: 'help' })).toBeUndefined();
-    expect(commandRefusal(narrow, 'U0OPS2', 'C0OPS', { name: 'fix-macs' })).toBeUndefined();
+    expect(await commandRefusal(narrow, 'U0OPS2', 'C0OPS', { name: 'mac-diff' })).toMatch(/read-only check, and you may not run checks \(slack\.permissions\.checks/);
+    expect(await commandRefusal(narrow, 'U0OPS2', 'C0OPS', { name: 'help' })).toBeUndefined();
+    expect(await commandRefusal(narrow, 'U0OPS2', 'C0OPS', { name: 'fix-macs' })).toBeUndefined();
   });
 
-  it('no permissions block = every operator may run everything (as before)', () => {
+  it('no permissions block = every operator may run everything (as before)', async () => {
     const { permissions: _ignored, ...open } = policy;
-    expect(commandRefusal(open, 'U0OPS1', 'C0OPS', { name: 'fix-macs' })).toBeUndefined();
+    expect(await commandRefusal(open, 'U0OPS1', 'C0OPS', { name: 'fix-macs' })).toBeUndefined();
+  });
+});
+
+describe('a Slack user group (S…) in slack.operators or slack.permissions', () => {
+  const groupPolicy: SlackPolicy = { commandChannels: [], approvers: [], selfApproval: false, approvalTtlMs: 900_000, operators: ['S0OPS'], permissions: { repairs: ['U0LEAD1', 'S0REPAIR'] } };
+  const slackGroups: Record<string, string[]> = { S0OPS: ['U0OPS1', 'U0OPS2'], S0REPAIR: ['U0OPS2'] };
+
+  it("is its members: a member of the operators group runs checks, only the repair group's member runs repairs, someone outside is refused", async () => {
+    const groups = cachedUserGroups({ list: async (g) => slackGroups[g] ?? [], ttlMs: 60_000 });
+    expect(await commandRefusal(groupPolicy, 'U0OPS1', 'C0OPS', { name: 'dns-check' }, groups)).toBeUndefined();
+    expect(await commandRefusal(groupPolicy, 'U0OPS2', 'C0OPS', { name: 'fix-dns' }, groups)).toBeUndefined();
+    expect(await commandRefusal(groupPolicy, 'U0OPS1', 'C0OPS', { name: 'fix-dns' }, groups)).toMatch(/do not have the repair permission .*Ask one of <@U0LEAD1>, the members of user group S0REPAIR to run it/);
+    expect(await commandRefusal(groupPolicy, 'U0EVE', 'C0OPS', { name: 'dns-check' }, groups)).toMatch(/not a \/maas operator/);
+  });
+
+  it('a group that cannot be read grants nothing, and the refusal says why', async () => {
+    const groups = cachedUserGroups({ list: () => Promise.reject(Object.assign(new Error('An API error occurred: missing_scope'), { data: { ok: false, error: 'missing_scope', needed: 'usergroups:read' } })), ttlMs: 60_000 });
+    expect(await commandRefusal(groupPolicy, 'U0OPS1', 'C0OPS', { name: 'dns-check' }, groups)).toContain('The operators group S0OPS could not be read: missing_scope usergroups:read, so it grants nothing');
+  });
+
+  it('shows the Plan button to whoever a listed group may hold; the click is authorized again', () => {
+    expect(mayRunRepairs(groupPolicy, 'U0EVE')).toBe(true);
+    expect(mayRunRepairs({ ...groupPolicy, operators: ['U0OPS1'], permissions: { repairs: ['U0OPS1'] } }, 'U0EVE')).toBe(false);
   });
 });
 
@@ -86,7 +110,7 @@ describe('the slash-command parser refuses tricky input with a clear reason', ()
     ['an emoji', 'dns-check prod \u{1F525}', /U\+1F525/],
     ['oversized text', `dns-check ${'a'.repeat(600)}`, /the limit is 500/],
     ['an oversized word', `dns-check ${'a'.repeat(150)}`, /150 characters long; names are at most 63/],
-  ])('%s', (_name, text, problem) => {
+  ])('%s', async (_name, text, problem) => {
     const parsed = parseCommandText(text);
     expect('problem' in parsed && parsed.problem).toMatch(problem);
   });

@@ -2,6 +2,7 @@ import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { auditCommand } from '../command-audit.ts';
 import type { CommandReply, CommandRouter } from './command-contract.ts';
 import { runInvocation, type CommandEdge } from './command-edge.ts';
+import { slackUserGroups } from './user-groups.ts';
 import { parseInvocation } from './invocation.ts';
 import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
 import type { AlertStore } from '../alerts/alert-store.ts';
@@ -72,6 +73,7 @@ export function alertActionHandlers(options: AlertActionOptions): (app: App, sla
     log: options.log,
   };
   return (app, slack) => {
+    edge.groups = slackUserGroups(slack.reader, options.config.slack.userGroupCacheMs);
     for (const actionId of Object.values(ALERT_ACTIONS)) {
       app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action }) => {
         await ack();

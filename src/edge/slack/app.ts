@@ -15,6 +15,7 @@ import type { Redactor } from '../../core/redact.ts';
 import { boltLogger } from './bolt-logger.ts';
 import { checkChannelAccess, configuredChannels, logChannelAccess, type ChannelAccess } from './channel-access.ts';
 import { deliverReply } from './deliver-reply.ts';
+import { slackUserGroups } from './user-groups.ts';
 import { createSlackGateway, type SlackGateway, type SlackMetrics } from './gateway.ts';
 import { afterAckQueue } from './after-ack.ts';
 import type { Submitted } from '../../engine/queue/dedup.ts';
@@ -248,6 +249,7 @@ function registerCommand(app: App, options: SlackAppOptions, slack: SlackGateway
     submit: options.submit ? guardedEnqueue(options.submit, { timeoutMs: options.enqueueTimeoutMs ?? 10_000, log }) : undefined,
     audit: options.audit,
     alerts: options.alerts,
+    groups: slackUserGroups(slack.reader, options.config.slack.userGroupCacheMs),
     log,
   };
   const afterAck = afterAckQueue(options.afterAckConcurrency ?? DEFAULT_AFTER_ACK_CONCURRENCY);

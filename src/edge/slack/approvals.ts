@@ -11,6 +11,7 @@ import { planView } from '../../engine/repair/plan-view.ts';
 import type { SlackGateway } from './gateway.ts';
 import { dateMark, toSlackText, withSlackDates, withUtcDates } from './mrkdwn.ts';
 import { APPROVE_ACTION, REJECT_ACTION, renderPlanMessage } from './plan-render.ts';
+import { unreadableNote } from './command-policy.ts';
 import { checkListed, describeListed, slackUserGroups, type UserGroupReader } from './user-groups.ts';
 
 export interface ApprovalOptions {
@@ -164,7 +165,7 @@ async function authorizationProblem(config: Config, decision: Decision, click: C
   if (decision === 'reject' && click.user === stored.requester) return undefined;
   if (decision === 'approve' && !policy.approvers.length) return 'No approvers are configured (slack.approvers), so no repair runs from Slack. Use `maas-chatops <fix> <target> --apply` from a terminal.';
   const approver = await checkListed(policy.approvers, click.user, click.groups);
-  const unreadable = approver.unreadable.map((u) => ` The approvers group ${u}, so it grants nothing until it can be read (the bot needs the usergroups:read scope).`).join('');
+  const unreadable = unreadableNote('approvers', approver.unreadable);
   if (decision === 'reject') {
     return approver.listed ? undefined : `Only an approver (slack.approvers) or the person who asked for the plan may reject it.${unreadable}`;
   }

@@ -9,6 +9,7 @@ import type { CommandContext, CommandRouter } from './command-contract.ts';
 import { commandRefusal } from './command-policy.ts';
 import type { CommandResult } from './command-result.ts';
 import type { Invocation } from './invocation.ts';
+import type { UserGroupReader } from './user-groups.ts';
 
 export interface CommandEdge {
   config: Config;
@@ -17,6 +18,8 @@ export interface CommandEdge {
   submit?: ((jobName: string, data: JobData) => Promise<Submitted>) | undefined;
   audit?: AuditLog | undefined;
   alerts?: AlertStore | undefined;
+  /** The members of user groups listed in slack.operators and slack.permissions. */
+  groups?: UserGroupReader | undefined;
   log: Logger;
 }
 
@@ -27,7 +30,7 @@ export interface CommandEdge {
 export async function runInvocation(edge: CommandEdge, invocation: Invocation, policy: SlackPolicy = edge.config.slack): Promise<CommandResult> {
   const jobIds: string[] = [];
   try {
-    const refusal = commandRefusal(policy, invocation.user, invocation.channel, invocation.command ? edge.router.find(invocation.command) : undefined);
+    const refusal = await commandRefusal(policy, invocation.user, invocation.channel, invocation.command ? edge.router.find(invocation.command) : undefined, edge.groups);
     if (refusal) return { outcome: 'refused', reason: refusal, reply: { text: refusal, visibility: 'ephemeral' } };
     const dispatched = await edge.router.dispatch(contextFor(edge, invocation, jobIds), invocation);
     switch (dispatched.kind) {

@@ -12,8 +12,8 @@ describe('who may run /maas where', () => {
     ['operator', { operators: ['U0OPS1'] }, 'U0OPS1', 'C1', undefined],
     ['not an operator', { operators: ['U0OPS1'] }, 'U9', 'C1', /not a \/maas operator.*U9/],
     ['empty operator list lets nobody in', { operators: [] }, 'U0OPS1', 'C1', /not a \/maas operator/],
-  ])('%s', (_name, policy, user, channel, expected) => {
-    const refusal = commandRefusal({ ...base, ...policy }, user, channel);
+  ])('%s', async (_name, policy, user, channel, expected) => {
+    const refusal = await commandRefusal({ ...base, ...policy }, user, channel);
     if (expected) expect(refusal).toMatch(expected);
     else expect(refusal).toBeUndefined();
   });
