@@ -54,7 +54,8 @@ describe('the Slack gateway paces alerts', () => {
     ]);
     const inA = calls(slack, 'chat.postMessage').filter((c) => c.params.channel === 'C0ALERTS');
     expect(inA.map((c) => c.params.text)).toEqual(['a1', 'a2', 'a3', 'a4']);
-    for (let i = 1; i < inA.length; i++) expect(inA[i]!.at - inA[i - 1]!.at).toBeGreaterThanOrEqual(145);
+    // Arrival times at the emulator: one request delayed on a loaded machine shortens the next gap, so the bound is loose.
+    for (let i = 1; i < inA.length; i++) expect(inA[i]!.at - inA[i - 1]!.at).toBeGreaterThanOrEqual(100);
     const b = calls(slack, 'chat.postMessage').find((c) => c.params.channel === 'C0OTHER')!;
     expect(b.seq).toBeLessThan(inA[3]!.seq);
   });

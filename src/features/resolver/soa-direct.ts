@@ -22,7 +22,7 @@ export async function probeSoaDirect(
     return { outcome: 'failed', reason: `cannot resolve the resolver's name ${resolver.host}: ${(err as Error).message}` };
   }
   const answer = await querySoa(address, resolver.port, zone, { timeoutMs: options.timeoutMs ?? 2000, tries: options.tries ?? 1 });
-  if (answer.outcome === 'no-reply') return { outcome: 'no-reply', detail: `querySoa ${answer.code} ${zone}` };
+  if (answer.outcome === 'no-reply') return { outcome: 'no-reply', detail: `querySoa ${answer.errno} ${zone}` };
   if (answer.outcome === 'failed') return { outcome: 'failed', reason: `the bot's own SOA query failed: ${answer.reason}` };
   const { status, soa, otherSoaOwner } = answer;
   const statusLine = soa ? `querySoa ${zone}: ${status}, SOA serial ${soa.serial}` : `querySoa ${zone}: ${status}${otherSoaOwner ? `, the SOA of ${otherSoaOwner}` : ''}`;

@@ -18,7 +18,7 @@ const MAX_POINTERS = 32;
 
 export type SoaAnswer =
   | { outcome: 'reply'; status: string; soa: SoaRecord | null; otherSoaOwner: string | null }
-  | { outcome: 'no-reply'; code: 'ETIMEOUT' | 'ECONNREFUSED' }
+  | { outcome: 'no-reply'; errno: 'ETIMEOUT' | 'ECONNREFUSED' }
   | { outcome: 'failed'; reason: string };
 
 export interface SoaQueryOptions {
@@ -38,10 +38,10 @@ export async function querySoa(address: string, port: number, zone: string, opti
     });
     for (let attempt = 0; attempt < Math.max(1, options.tries); attempt++) {
       const reply = await exchange(socket, query, id, options.timeoutMs);
-      if (reply === 'ECONNREFUSED') return { outcome: 'no-reply', code: reply };
+      if (reply === 'ECONNREFUSED') return { outcome: 'no-reply', errno: reply };
       if (reply !== 'ETIMEOUT') return readReply(reply, zone);
     }
-    return { outcome: 'no-reply', code: 'ETIMEOUT' };
+    return { outcome: 'no-reply', errno: 'ETIMEOUT' };
   } catch (err) {
     return { outcome: 'failed', reason: (err as Error).message };
   } finally {
