@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { findJob, jobRegistry } from '../jobs/index.ts';
 import '../commands/index.ts';
 import { loadConfig, secretValues, type LoadedConfig } from './core/config.ts';
@@ -80,6 +80,9 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
     .description('Checks and repairs for MAAS fleets and the Cluster API clusters on them, from Slack or a terminal.')
     .version(packageVersion(), '-V, --version', 'print the version')
     .option('--config <file>', 'the config file (default $MAAS_CHATOPS_CONFIG, else ./maas-chatops.yaml)')
+    // Scripts written before --json and --apply became each command's own may still put them first.
+    .addOption(new Option('--json').hideHelp())
+    .addOption(new Option('--apply').hideHelp())
     .helpOption('-h, --help', 'print this help (after a command: its help)')
     .helpCommand('help [command]', 'print the help of a command')
     .configureHelp({ showGlobalOptions: true })

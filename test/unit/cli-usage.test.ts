@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.ts';
@@ -88,6 +90,21 @@ describe('maas-chatops usage', () => {
     for (const r of [before, after]) {
       expect(r.code).toBe(64);
       expect(r.err).toContain('/nonexistent/maas-chatops.yaml');
+    }
+  });
+
+  it('still takes --json before the command, as scripts written for the one global option do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cli-usage-'));
+    try {
+      const config = join(dir, 'maas-chatops.yaml');
+      writeFileSync(config, 'maas:\n  region-a: { url: http://127.0.0.1:5240/MAAS, apiKey: "ck1234567890abcdefgh:tk1234567890abcdefgh:ts1234567890abcdefghijkl" }\n');
+      for (const argv of [['--json', 'sites', '--config', config], ['sites', '--json', '--config', config]]) {
+        const r = await run(...argv);
+        expect(r.code, argv.join(' ')).toBe(0);
+        expect(JSON.parse(r.out)).toMatchObject({ regions: [{ name: 'region-a', url: 'http://127.0.0.1:5240/MAAS' }] });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
