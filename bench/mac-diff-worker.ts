@@ -141,7 +141,7 @@ function slackFigures(reports: Report[]): NonNullable<WorkerResult['slack']> {
 }
 
 async function main(): Promise<void> {
-  const job = JSON.parse(process.argv[2] ?? '{}') as WorkerJob;
+  const job = await new Promise<WorkerJob>((resolve) => process.once('message', (m: WorkerJob) => resolve(m)));
   const counter: Counter = { requests: 0, bytes: 0 };
   const ctx = contextFor(job, counter);
   let heapPeak = 0;

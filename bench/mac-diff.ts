@@ -7,7 +7,7 @@
  * `ssh host virsh domiflist <domain>`).
  *
  *   node --import tsx bench/mac-diff.ts [--all-machines N] [--quick]
- *   (N machines per site of the `all` run, default 1000; --quick: a tenth of every world, to try it out)
+ *   (N machines per site of the `all` run, on N/50 VM hosts, default 200; --quick: a tenth of every world, to try it out)
  *
  * Writes (or replaces) the `## mac-diff` section of bench/RESULTS.md.
  */
@@ -27,7 +27,7 @@ const SMALL: BenchWorld = { sites: 1, machines: 1000 / SCALE, hosts: 20 / SCALE,
 const LARGE: BenchWorld = { sites: 1, machines: 10_000 / SCALE, hosts: 200 / SCALE, driftEvery: 3, rttMs: RTT_MS };
 const ALL_SITES = 50 / SCALE;
 const RUNS = { small: 3, large: 2 };
-const RUNBOOK_SAMPLE = 20 / SCALE;
+const RUNBOOK_SAMPLE = 10;
 const COMMAND = 'node --import tsx bench/mac-diff.ts';
 const MB = 1024 * 1024;
 
@@ -81,7 +81,9 @@ interface Measured {
 async function runWorker(lab: Lab, mode: WorkerMode, runs: number, sample?: number): Promise<Measured> {
   const job: WorkerJob = { mode, configText: lab.ready.configText, env: lab.ready.env, site: lab.ready.siteNames[0] as string, runs, ...(sample ? { sample } : {}) };
   const before = await lab.counts();
-  const child = fork(fileURLToPath(new URL('./mac-diff-worker.ts', import.meta.url)), [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // The job goes over IPC: the config of hundreds of VM hosts is longer than one argument may be.
+  const child = fork(fileURLToPath(new URL('./mac-diff-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  child.send(job);
   const result = await new Promise<WorkerResult>((resolve, reject) => {
     child.once('message', (m: WorkerResult) => resolve(m));
     child.once('exit', (code) => reject(new Error(`the ${mode} worker exited with ${code}`)));
@@ -157,11 +159,23 @@ function argValue(name: string, fallback: number): number {
 }
 
 async function main(): Promise<void> {
-  const allMachines = argValue('--all-machines', 1000 / SCALE);
+  const allMachines = argValue('--all-machines', 200 / SCALE);
   const small = await zoneRows(SMALL, RUNS.small, true);
   const large = await zoneRows(LARGE, RUNS.large, false);
-  const all = await allRun(allMachines);
+  writeSection(zoneLines(small, large), []);
+  writeSection(zoneLines(small, large), allLines(await allRun(allMachines)));
+  process.exit(0);
+}
 
+function writeSection(zone: string[], all: string[]): void {
+  const text = [...zone, ...all].join('\n');
+  console.log(text);
+  writeResultsSection('## mac-diff', text.replace(/^## mac-diff\n+/, ''));
+}
+
+type ZoneRows = Awaited<ReturnType<typeof zoneRows>>;
+
+function zoneLines(small: ZoneRows, large: ZoneRows): string[] {
   const [smallStream, smallWhole] = small.rows as [Row, Row];
   const [largeStream, largeWhole] = large.rows as [Row, Row];
   const ratio = perMachineMs(largeStream) / perMachineMs(smallStream);
@@ -172,11 +186,7 @@ async function main(): Promise<void> {
   const [runbookNew, runbookReuse] = small.runbook as [Row, Row];
   const projectedReuse = botMs(runbookReuse.measured) * (SMALL.machines / RUNBOOK_SAMPLE);
   const projectedNew = botMs(runbookNew.measured) * (SMALL.machines / RUNBOOK_SAMPLE);
-  const allResult = all.measured.result;
-  const allSlack = allResult.slack;
-  const allMs = allResult.runs[0]?.ms ?? 0;
-
-  const lines = [
+  return [
     `## mac-diff`,
     '',
     `Reproduce: \`${COMMAND}\` (${machineContext()}). Other processes may have been running on the machine at the same time; compare the rows of one run, not runs of different days.`,
@@ -199,9 +209,17 @@ async function main(): Promise<void> {
       mark(projectedReuse / botMs(smallStream.measured) >= 30, `≥ 30× the runbook at ${SMALL.machines.toLocaleString('en')} machines`),
     ].join('; ')}.`,
     '',
+  ];
+}
+
+function allLines(all: Awaited<ReturnType<typeof allRun>>): string[] {
+  const allResult = all.measured.result;
+  const allSlack = allResult.slack;
+  const allMs = allResult.runs[0]?.ms ?? 0;
+  return [
     `### mac-diff all over ${all.world.sites} sites`,
     '',
-    `${all.world.sites} sites (one MAAS zone each, one region) of ${all.world.machines.toLocaleString('en')} real-size machines on ${all.world.hosts} VM hosts each, ${(all.world.sites * all.world.machines).toLocaleString('en')} machines in all; one \`mac-diff all\` in one worker, ${DEFAULT_TARGET_CONCURRENCY} sites at a time (config \`concurrency.targets\`, default ${DEFAULT_TARGET_CONCURRENCY}). Each site reads its zone's \`machines/\` and the region's bulk power parameters (every machine of the region: MAAS has no zone filter for it). Run with \`--all-machines 10000\` for 10,000-machine sites (not run here: about ten times the time).`,
+    `${all.world.sites} sites (one MAAS zone each, one region) of ${all.world.machines.toLocaleString('en')} real-size machines on ${all.world.hosts} VM hosts each, ${(all.world.sites * all.world.machines).toLocaleString('en')} machines in all; one \`mac-diff all\` in one worker, ${DEFAULT_TARGET_CONCURRENCY} sites at a time (config \`concurrency.targets\`, default ${DEFAULT_TARGET_CONCURRENCY}). Each site reads its zone's \`machines/\` and the region's bulk power parameters (every machine of the region: MAAS has no zone filter for it). Run with \`--all-machines 10000\` for 10,000-machine sites on 200 VM hosts each (not run here: fifty times the machines, and 10,000 VM hosts to simulate on this machine).`,
     '',
     '| run | wall time | MAAS requests | MAAS bytes read | SSH sessions | worker peak RSS | worker peak heap | Slack answer |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
@@ -215,10 +233,6 @@ async function main(): Promise<void> {
     `Load average when it finished: ${os.loadavg()[0]?.toFixed(1)} on ${os.cpus().length} CPUs (the simulated hosts' virsh processes and the simulator share these CPUs with the worker).`,
     '',
   ];
-  const text = lines.join('\n');
-  console.log(text);
-  writeResultsSection('## mac-diff', text.replace(/^## mac-diff\n+/, ''));
-  process.exit(0);
 }
 
 main().catch((err: unknown) => {
