@@ -62,7 +62,9 @@ interface Counter {
 function contextFor(job: WorkerJob, counter: Counter): JobContext {
   const { config } = parseConfigText(job.configText, { path: 'bench.yaml', env: job.env });
   const region = config.maas['region-a'] as Config['maas'][string];
+  // MAAS (and the simulator) render a list whole before the first byte: 10,000 machines take longer than the default 10 s.
   const streamed = createMaasClient(region, {
+    timeoutMs: 180_000,
     onRequest: (info) => {
       counter.requests += 1;
       counter.bytes += info.bytes ?? 0;

@@ -26,7 +26,7 @@ const SCALE = process.argv.includes('--quick') ? 10 : 1;
 const SMALL: BenchWorld = { sites: 1, machines: 1000 / SCALE, hosts: 20 / SCALE, driftEvery: 3, rttMs: RTT_MS };
 const LARGE: BenchWorld = { sites: 1, machines: 10_000 / SCALE, hosts: 200 / SCALE, driftEvery: 3, rttMs: RTT_MS };
 const ALL_SITES = 50 / SCALE;
-const RUNS = { small: 3, large: 2 };
+const RUNS = { small: 3, large: process.argv.includes('--one-run') ? 1 : 2 };
 const RUNBOOK_SAMPLE = 10;
 const COMMAND = 'node --import tsx bench/mac-diff.ts';
 const MB = 1024 * 1024;
@@ -160,10 +160,10 @@ function argValue(name: string, fallback: number): number {
 
 async function main(): Promise<void> {
   const allMachines = argValue('--all-machines', 200 / SCALE);
-  const small = await zoneRows(SMALL, RUNS.small, true);
+  const small = await zoneRows(SMALL, RUNS.small, !process.argv.includes('--no-runbook'));
   const large = await zoneRows(LARGE, RUNS.large, false);
   writeSection(zoneLines(small, large), []);
-  writeSection(zoneLines(small, large), allLines(await allRun(allMachines)));
+  if (!process.argv.includes('--no-all')) writeSection(zoneLines(small, large), allLines(await allRun(allMachines)));
   process.exit(0);
 }
 
