@@ -1,6 +1,7 @@
 import type { AlertRecord, Silence } from '../src/edge/alerts/alert-record.ts';
 import { formatDuration } from '../src/core/duration.ts';
 import type { CommandDefinition } from '../src/edge/command-types.ts';
+import { mention } from '../src/core/mention.ts';
 
 const MAX_LINES = 40;
 
@@ -26,7 +27,7 @@ export function alertsText(open: readonly AlertRecord[], silences: readonly Sile
   if (open.length > MAX_LINES) lines.push(`…and ${open.length - MAX_LINES} more`);
   if (silences.length) {
     lines.push('Silenced:');
-    for (const s of silences) lines.push(`• ${s.target} by <@${s.by}> for ${formatDuration(s.until - now)} more`);
+    for (const s of silences) lines.push(`• ${s.target} by ${mention(s.by)} for ${formatDuration(s.until - now)} more`);
   }
   return lines.join('\n');
 }

@@ -2,6 +2,7 @@ import { describeError } from '../src/core/errors.ts';
 import { resolveTargets, type TargetKind } from '../src/core/targets.ts';
 import type { JoinedCheck } from '../src/engine/queue/dedup.ts';
 import type { CommandDefinition } from '../src/edge/command-types.ts';
+import { mention } from '../src/core/mention.ts';
 
 /** A diagnose command: validate the target against the config, queue the job, ack. */
 export function checkCommand(spec: { name: string; targetKind: TargetKind; summary: string; job?: string }): CommandDefinition {
@@ -24,7 +25,7 @@ export function checkCommand(spec: { name: string; targetKind: TargetKind; summa
       const reply = { channel: ctx.channel, user: ctx.user, ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl, replaceRunning: true, askedAt: Date.now() } : {}) };
       const data = { target, reply, requestedBy: ctx.user };
       const joined = ctx.submit ? (await ctx.submit(job, data)).joined : (await ctx.enqueue(job, data), undefined);
-      const asked = `<@${ctx.user}> asked for \`${spec.name} ${target}\``;
+      const asked = `${mention(ctx.user)} asked for \`${spec.name} ${target}\``;
       const replacedByResult = Boolean(ctx.responseUrl);
       if (joined) return { text: `${asked}: ${joinedText(joined)}`, visibility: 'in_channel', replacedByResult };
       return { text: `${asked}: running, the result will be posted here.`, visibility: 'in_channel', replacedByResult };
@@ -34,7 +35,7 @@ export function checkCommand(spec: { name: string; targetKind: TargetKind; summa
 
 /** The ack of a request that joined an identical check: whose, and whether it started before this request. */
 export function joinedText(joined: JoinedCheck, now = Date.now()): string {
-  const by = joined.openedBy ? ` <@${joined.openedBy}>` : '';
+  const by = joined.openedBy ? ` ${mention(joined.openedBy)}` : '';
   if (joined.startedAt === undefined) {
     return `joined the same check${by} asked for ${ago(joined.openedAt, now)}, still queued; its result will be posted here.`;
   }

@@ -1,6 +1,7 @@
 import { describeError } from '../src/core/errors.ts';
 import { resolveTargets, type TargetKind } from '../src/core/targets.ts';
 import type { CommandDefinition } from '../src/edge/command-types.ts';
+import { mention } from '../src/core/mention.ts';
 
 /**
  * A repair command: validate the one target against the config, queue the plan phase, ack.
@@ -28,7 +29,7 @@ export function fixCommand(spec: { name: string; targetKind: TargetKind; summary
       const approval = ctx.config.slack.approvers.length
         ? 'nothing changes until an approver clicks Approve'
         : 'no approvers are configured (slack.approvers), so it can be read but not run from Slack';
-      return { text: `<@${ctx.user}> asked for \`${spec.name} ${target}\`: measuring now; the plan will be posted here, and ${approval}.`, visibility: 'in_channel' };
+      return { text: `${mention(ctx.user)} asked for \`${spec.name} ${target}\`: measuring now; the plan will be posted here, and ${approval}.`, visibility: 'in_channel' };
     },
   };
 }

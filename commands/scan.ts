@@ -1,6 +1,7 @@
 import { isScanCheck, SCAN_CHECKS, scanTargetsFor } from '../src/edge/alerts/scan-checks.ts';
 import { targetNames, unknownTargetText } from '../src/edge/alerts/alert-targets.ts';
 import type { CommandDefinition } from '../src/edge/command-types.ts';
+import { channelMention } from '../src/core/mention.ts';
 
 const USAGE = `Usage: /maas scan <site|cluster>|all [${Object.keys(SCAN_CHECKS).join('|')}]`;
 
@@ -20,7 +21,7 @@ export const scanCommand: CommandDefinition = {
     }
     for (const scan of scans) await ctx.enqueue('scan', { check: scan.check, target: scan.target, requestedBy: ctx.user });
     const channel = ctx.config.slack.alertChannel;
-    const where = channel ? `posted or updated in <#${channel}>` : 'tracked; see `/maas alerts` (no alert channel is configured)';
+    const where = channel ? `posted or updated in ${channelMention(channel)}` : 'tracked; see `/maas alerts` (no alert channel is configured)';
     const list = scans.map((s) => `${s.check} ${s.target}`).join(', ');
     return { text: `Scanning ${list}: anything found is ${where}.`, visibility: 'ephemeral' };
   },

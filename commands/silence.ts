@@ -2,6 +2,7 @@ import type { Silence } from '../src/edge/alerts/alert-record.ts';
 import { formatDuration, parseDuration } from '../src/core/duration.ts';
 import { targetNames, unknownTargetText } from '../src/edge/alerts/alert-targets.ts';
 import type { CommandDefinition } from '../src/edge/command-types.ts';
+import { mention } from '../src/core/mention.ts';
 
 const USAGE = 'Usage: /maas silence <site|cluster|all> <duration>|off   (durations: 30m, 2h, 1d)';
 /** A silence longer than this is more likely forgotten than meant. */
@@ -23,7 +24,7 @@ export const silenceCommand: CommandDefinition = {
 
     if (span.toLowerCase() === 'off') {
       const lifted = (await Promise.all(targets.map((t) => store.unsilence(t)))).filter(Boolean).length;
-      const text = lifted ? `<@${ctx.user}> lifted the silence on ${what}: its alerts are posted again.` : `${what} was not silenced.`;
+      const text = lifted ? `${mention(ctx.user)} lifted the silence on ${what}: its alerts are posted again.` : `${what} was not silenced.`;
       return { text, visibility: lifted ? 'in_channel' : 'ephemeral' };
     }
     const ms = parseDuration(span);
@@ -35,7 +36,7 @@ export const silenceCommand: CommandDefinition = {
     await Promise.all(targets.map((target) => store.silence({ target, by: ctx.user, at, until } satisfies Silence)));
     return {
       text:
-        `<@${ctx.user}> silenced ${what} for ${formatDuration(ms)} (until ${new Date(until).toISOString().slice(0, 16).replace('T', ' ')} UTC). ` +
+        `${mention(ctx.user)} silenced ${what} for ${formatDuration(ms)} (until ${new Date(until).toISOString().slice(0, 16).replace('T', ' ')} UTC). ` +
         'New alerts about it are tracked but not posted and their threads stay quiet; open alert messages still update in place. ' +
         `\`/maas silence ${name} off\` lifts it.`,
       visibility: 'in_channel',

@@ -2,6 +2,7 @@ import { parseDuration } from '../src/core/duration.ts';
 import { TIMELINE_JOB } from '../src/engine/audit/timeline-report.ts';
 import { targetNames, unknownTargetText } from '../src/edge/alerts/alert-targets.ts';
 import type { CommandDefinition } from '../src/edge/command-types.ts';
+import { mention } from '../src/core/mention.ts';
 
 const USAGE = 'Usage: /maas timeline <site|cluster>|all [since, e.g. 2h or 1d; default 24h]';
 const DEFAULT_SPAN = '24h';
@@ -20,6 +21,6 @@ export const timelineCommand: CommandDefinition = {
     if (target !== 'all' && !targetNames(ctx.config, target).length) return { text: `/maas timeline: ${unknownTargetText(ctx.config, target)}`, visibility: 'ephemeral' };
     const reply = { channel: ctx.channel, user: ctx.user, ...(ctx.responseUrl ? { responseUrl: ctx.responseUrl, replaceRunning: true, askedAt: Date.now() } : {}) };
     await ctx.enqueue(TIMELINE_JOB, { target, spanMs, reply, requestedBy: ctx.user });
-    return { text: `<@${ctx.user}> asked for the timeline of \`${target}\` since ${since} ago: gathering it, it will be posted here.`, visibility: 'in_channel', replacedByResult: Boolean(ctx.responseUrl) };
+    return { text: `${mention(ctx.user)} asked for the timeline of \`${target}\` since ${since} ago: gathering it, it will be posted here.`, visibility: 'in_channel', replacedByResult: Boolean(ctx.responseUrl) };
   },
 };

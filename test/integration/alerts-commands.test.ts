@@ -15,6 +15,7 @@ import { createRedactor } from '../../src/core/redact.ts';
 import { finishReport } from '../../src/core/report.ts';
 import { createSlackGateway } from '../../src/edge/slack/gateway.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { liveMentions } from '../../src/core/mention.ts';
 
 // Real parts: Redis (alert state, silences, the scan queue), BullMQ, the Slack emulator.
 
@@ -56,7 +57,12 @@ async function setup() {
       return String(queued.length);
     },
   };
-  return { prefix, redis, store, queued, ctx, run: (text: string) => dispatchCommand(ctx, text) };
+    // The reply with the bot's own mentions as Slack shows them.
+  const run = async (text: string) => {
+    const reply = await dispatchCommand(ctx, text);
+    return { ...reply, text: liveMentions(reply.text) };
+  };
+  return { prefix, redis, store, queued, ctx, run };
 }
 
 describe('/maas silence', () => {

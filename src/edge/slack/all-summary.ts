@@ -3,7 +3,7 @@ import { worstStatus } from '../../core/report.ts';
 import type { FileAttachment } from './evidence-files.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
-import { clipText, codeSpan, escapeMrkdwn } from './mrkdwn.ts';
+import { clipText, codeSpan, escapeMrkdwn, inline } from './mrkdwn.ts';
 import type { Block, RenderedMessage } from './render.ts';
 
 /**
@@ -70,7 +70,7 @@ function rowLine(report: Report): string {
   const worst = worstFinding(report.findings);
   const count = worst ? report.findings.filter((f) => f.code === worst.code).length : 0;
   const what = worst ? ` · ${codeSpan(worst.code, 60)}${count > 1 ? ` ×${count}` : ''}` : '';
-  return clipText(`${ICON[report.status]} *${clipText(escapeMrkdwn(report.target), 80)}* ${WORD[report.status]}${what} — ${escapeMrkdwn(report.verdict)}`, LINE_MAX);
+  return clipText(`${ICON[report.status]} *${clipText(inline(report.target), 80)}* ${WORD[report.status]}${what} — ${inline(report.verdict)}`, LINE_MAX);
 }
 
 function worstFinding(findings: readonly Finding[]): Finding | undefined {

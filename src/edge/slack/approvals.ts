@@ -13,6 +13,7 @@ import { dateMark, toSlackText, withSlackDates, withUtcDates } from './mrkdwn.ts
 import { APPROVE_ACTION, REJECT_ACTION, renderPlanMessage } from './plan-render.ts';
 import { unreadableNote } from './command-policy.ts';
 import { checkListed, describeListed, slackUserGroups, type UserGroupReader } from './user-groups.ts';
+import { mention } from '../../core/mention.ts';
 
 export interface ApprovalOptions {
   config: Config;
@@ -111,7 +112,7 @@ async function decide(options: ApprovalOptions, decision: Decision, click: Click
         options.metrics?.recordRepair(stored.plan.kind, 'expired');
         return await refuse(`This plan expired at ${dateMark(stored.expiresAt)} without approval; nothing was changed. Run \`/maas ${stored.plan.kind} ${stored.plan.target}\` again for a fresh plan.`);
       }
-      const by = result.by ? ` by <@${result.by}>` : '';
+      const by = result.by ? ` by ${mention(result.by)}` : '';
       const at = result.at ? ` at ${dateMark(result.at)}` : '';
       return await refuse(`This plan was already ${stateWord(result.state)}${by}${at}; a plan is decided once and runs at most once.`);
     }

@@ -1,5 +1,6 @@
 import { isUserGroupId, type SlackPolicy } from '../../core/config.ts';
 import { checkListed, describeListed, type UserGroupReader } from './user-groups.ts';
+import { channelMention } from '../../core/mention.ts';
 
 /**
  * What a subcommand may do: `check` reads and changes nothing (sites, the checks, scan, alerts, audit);
@@ -29,7 +30,7 @@ export interface SubcommandRef {
  */
 export async function commandRefusal(policy: SlackPolicy, user: string, channel: string, subcommand?: SubcommandRef, groups?: UserGroupReader): Promise<string | undefined> {
   if (policy.commandChannels.length > 0 && !policy.commandChannels.includes(channel)) {
-    const where = policy.commandChannels.map((c) => `<#${c}>`).join(', ');
+    const where = policy.commandChannels.map((c) => channelMention(c)).join(', ');
     return `/maas is not enabled in this channel. Use it in ${where}.`;
   }
   if (policy.operators) {

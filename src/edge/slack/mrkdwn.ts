@@ -1,3 +1,6 @@
+import { liveMentions } from '../../core/mention.ts';
+import { oneLine } from '../../core/one-line.ts';
+
 /**
  * Slack mrkdwn text helpers. Slack reads `<...>` as links, mentions and `<!channel>`
  * broadcasts; only `&`, `<` and `>` need escaping to show text as typed
@@ -8,21 +11,17 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** A user or channel reference Slack itself produced: pings one person at most, never a broadcast. */
-const SAFE_REFERENCE = /<(?:@[UW][A-Z0-9]{2,20}|#C[A-Z0-9]{2,20})>/g;
-
 /**
- * Escapes text meant for people while keeping `<@U…>` and `<#C…>` references working.
- * `<!channel>`, `<!here>`, links and anything else angle-bracketed show as typed.
+ * Escapes text meant for people: every `<…>` shows as typed (`<!channel>`, links, and mentions
+ * that came from outside); only the bot's own mentions, written with mention(), are live.
  */
 export function toSlackText(text: string): string {
-  let out = '';
-  let last = 0;
-  for (const match of text.matchAll(SAFE_REFERENCE)) {
-    out += escapeMrkdwn(text.slice(last, match.index)) + match[0];
-    last = match.index + match[0].length;
-  }
-  return out + escapeMrkdwn(text.slice(last));
+  return liveMentions(escapeMrkdwn(text));
+}
+
+/** Outside text shown inside a line: escaped, and on one line. */
+export function inline(text: string): string {
+  return escapeMrkdwn(oneLine(text));
 }
 
 /** Text as a `code span` of at most `max` characters: a backtick inside would end the span early. */

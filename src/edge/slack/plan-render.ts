@@ -6,6 +6,7 @@ import { clipText, escapeMrkdwn, slackDate, toSlackText } from './mrkdwn.ts';
 import { findingLines, section, STATUS_WORD, verdictLine } from './answer-render.ts';
 import { renderEvidence, type EvidenceThread } from './evidence-thread.ts';
 import { SLACK_LIMITS } from './render.ts';
+import { mention } from '../../core/mention.ts';
 
 export const APPROVE_ACTION = 'repair_approve';
 export const REJECT_ACTION = 'repair_reject';
@@ -117,16 +118,16 @@ export function statusLine(view: PlanMessageView): string {
 /** Who approved and when: every approver of a plan that needed several, else the one who decided. */
 function approvedBy(view: PlanMessageView): { by: string; at: string } {
   if (view.approvals && view.approvals.length > 1) {
-    return { by: view.approvals.map((a) => `<@${a.user}> at ${when(a.at)}`).join(' and '), at: '' };
+    return { by: view.approvals.map((a) => `${mention(a.user)} at ${when(a.at)}`).join(' and '), at: '' };
   }
-  return { by: view.decidedBy ? `<@${view.decidedBy}>` : 'someone', at: view.decidedAt !== undefined ? ` at ${when(view.decidedAt)}` : '' };
+  return { by: view.decidedBy ? mention(view.decidedBy) : 'someone', at: view.decidedAt !== undefined ? ` at ${when(view.decidedAt)}` : '' };
 }
 
 /** While a plan needs several approvers: who approved so far, and how many it still waits for. */
 function waitingFor(view: PlanMessageView): string {
   const required = view.required ?? 1;
   if (required <= 1) return 'an approver';
-  const so = view.approvals?.length ? `; approved so far by ${view.approvals.map((a) => `<@${a.user}> at ${when(a.at)}`).join(', ')} (${view.approvals.length} of ${required})` : '';
+  const so = view.approvals?.length ? `; approved so far by ${view.approvals.map((a) => `${mention(a.user)} at ${when(a.at)}`).join(', ')} (${view.approvals.length} of ${required})` : '';
   return `${required} distinct approvers${so}`;
 }
 
@@ -137,8 +138,8 @@ function statusText(view: PlanMessageView): string {
   switch (view.state) {
     case 'pending':
       return view.approvable
-        ? toSlackText(`:hourglass: Requested by <@${view.requester}>; awaiting approval by ${waitingFor(view)} until ${when(view.expiresAt)} (${id}).${note}`)
-        : toSlackText(`:lock: Requested by <@${view.requester}>. No approvers are configured (slack.approvers), so no repair runs from Slack; use \`maas-chatops ${view.report.kind} ${view.report.target} --apply\` (${id}).${note}`);
+        ? toSlackText(`:hourglass: Requested by ${mention(view.requester)}; awaiting approval by ${waitingFor(view)} until ${when(view.expiresAt)} (${id}).${note}`)
+        : toSlackText(`:lock: Requested by ${mention(view.requester)}. No approvers are configured (slack.approvers), so no repair runs from Slack; use \`maas-chatops ${view.report.kind} ${view.report.target} --apply\` (${id}).${note}`);
     case 'approved':
     case 'executing':
       return toSlackText(`:white_check_mark: Approved by ${by}${at}; running, progress in the thread (${id}).${note}`);

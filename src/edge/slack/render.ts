@@ -6,7 +6,7 @@ import { fileNameFor, isDocumentKey, isTableKey, needsFile, TABLE_HEAD_LINES } f
 import { humanLabel, humanValue, macChange, redundantKeys, worthShowing } from './evidence-text.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
-import { clipInside, clipText, codeSpan, escapeMrkdwn, slackDate } from './mrkdwn.ts';
+import { clipInside, clipText, codeSpan, escapeMrkdwn, inline as oneLineText, slackDate } from './mrkdwn.ts';
 
 /**
  * Slack's limits on a message (message-limits.ts). `totalText` stays under the undocumented
@@ -95,17 +95,17 @@ function isPlainHealthy(report: Report): boolean {
 
 /** A healthy answer is two lines: the verdict, and when it was measured. */
 function healthyBlocks(report: Report): Block[] {
-  return [section(`${STATUS_ICON.ok} *OK* · ${escapeMrkdwn(report.kind)} ${escapeMrkdwn(report.target)}: ${escapeMrkdwn(report.verdict)}`), contextBlock([report])];
+  return [section(`${STATUS_ICON.ok} *OK* · ${oneLineText(report.kind)} ${oneLineText(report.target)}: ${oneLineText(report.verdict)}`), contextBlock([report])];
 }
 
 function fallbackText(reports: readonly Report[]): string {
   if (reports.length === 0) return 'OK: nothing to report';
   if (reports.length === 1) {
     const [only] = reports as [Report];
-    return clipText(`${STATUS_WORD[only.status]}: ${escapeMrkdwn(only.verdict)}`, CAP.fallback);
+    return clipText(`${STATUS_WORD[only.status]}: ${oneLineText(only.verdict)}`, CAP.fallback);
   }
   const worst = worstStatus(reports.map((r) => r.status));
-  const parts = reports.map((r) => `${escapeMrkdwn(r.target)} ${STATUS_WORD[r.status]}: ${escapeMrkdwn(r.verdict)}`);
+  const parts = reports.map((r) => `${oneLineText(r.target)} ${STATUS_WORD[r.status]}: ${oneLineText(r.verdict)}`);
   return clipText(`${STATUS_WORD[worst]}: ${problemCount(reports)} · ${parts.join(' · ')}`, CAP.fallback);
 }
 
@@ -128,7 +128,7 @@ function renderFull(reports: readonly Report[], maxBlocks: number, maxChars: num
   const listSections = single ? MAX_LIST_SECTIONS : 1;
 
   const skeletons = reports.map((report) => {
-    const title = section(single ? `*${escapeMrkdwn(report.verdict)}*` : reportTitle(report));
+    const title = section(single ? `*${oneLineText(report.verdict)}*` : reportTitle(report));
     const plan = report.plan ? listSectionsFor(planLines(report.plan.id, report.plan.steps), listSections) : [];
     const results = report.results ? listSectionsFor(resultLines(report.results), listSections) : [];
     return { report, title, plan, results };
@@ -166,7 +166,7 @@ function renderCompact(reports: readonly Report[], maxBlocks: number, maxChars: 
 }
 
 function reportTitle(report: Report): string {
-  return `*${escapeMrkdwn(report.target)}* (${escapeMrkdwn(report.kind)}) ${STATUS_WORD[report.status]}: ${escapeMrkdwn(report.verdict)}`;
+  return `*${oneLineText(report.target)}* (${oneLineText(report.kind)}) ${STATUS_WORD[report.status]}: ${oneLineText(report.verdict)}`;
 }
 
 function headerBlock(reports: readonly Report[]): Block {
@@ -267,12 +267,12 @@ function allocateFindings(perReport: Finding[][], budget: Budget, limits: readon
 }
 
 function findingBlock(f: Finding, target: string): Block {
-  const first = `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 80)} *${f.severity}* — ${clipText(escapeMrkdwn(f.subject), CAP.subject)}`;
-  const lines = [first, clipText(escapeMrkdwn(f.summary), CAP.summary)];
+  const first = `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 80)} *${f.severity}* — ${clipText(oneLineText(f.subject), CAP.subject)}`;
+  const lines = [first, clipText(oneLineText(f.summary), CAP.summary)];
   const { inline, preformatted } = splitEvidence(f.evidence);
   const evidence = evidenceLine(inline, redundantKeys(f.evidence));
   if (evidence) lines.push(evidence);
-  if (f.fix) lines.push(clipInside('*Fix:* ', escapeMrkdwn(f.fix), '', CAP.fix));
+  if (f.fix) lines.push(clipInside('*Fix:* ', oneLineText(f.fix), '', CAP.fix));
   lines.push(...preformattedBlocks(preformatted, SLACK_LIMITS.sectionText - lines.join('\n').length - 1, target, f.evidence));
   return section(lines.join('\n'));
 }
@@ -364,7 +364,7 @@ function overflowBlock(rest: readonly Finding[]): Block {
 
 /** ` on a, b, c, … +N more`: which machines or records the counted findings are about. */
 function subjectList(findings: readonly Finding[], max: number): string {
-  const subjects = [...new Set(findings.map((f) => escapeMrkdwn(f.subject)))];
+  const subjects = [...new Set(findings.map((f) => oneLineText(f.subject)))];
   const shown: string[] = [];
   let used = 0;
   for (const subject of subjects) {
@@ -400,7 +400,7 @@ function resultLines(results: readonly StepResult[]): string[] {
 }
 
 function stepLine(marker: string, action: string, subject: string, detail: string): string {
-  return clipText(`${marker} *${escapeMrkdwn(action)}* ${escapeMrkdwn(subject)} — ${escapeMrkdwn(detail)}`, CAP.line);
+  return clipText(`${marker} *${oneLineText(action)}* ${oneLineText(subject)} — ${oneLineText(detail)}`, CAP.line);
 }
 
 /** Packs lines into at most `maxSections` sections; lines that do not fit are counted in the last one. */

@@ -2,6 +2,7 @@ import type { WebClient } from '@slack/web-api';
 import { isUserGroupId } from '../../core/config.ts';
 import { describeError } from '../../core/errors.ts';
 import { withTimeout } from '../../core/with-timeout.ts';
+import { mention } from '../../core/mention.ts';
 
 /** A group's members as Slack last said, or why they could not be read. */
 export type GroupMembers = { ok: true; users: ReadonlySet<string> } | { ok: false; reason: string };
@@ -87,6 +88,6 @@ export async function checkListed(list: readonly string[], user: string, groups:
 export function describeListed(list: readonly string[]): string {
   return list
     .slice(0, 5)
-    .map((entry) => (isUserGroupId(entry) ? `the members of user group ${entry}` : `<@${entry}>`))
+    .map((entry) => (isUserGroupId(entry) ? `the members of user group ${entry}` : mention(entry)))
     .join(', ');
 }

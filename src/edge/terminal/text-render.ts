@@ -1,4 +1,5 @@
 import type { Finding, Report } from '../../core/report.ts';
+import { oneLine } from '../../core/one-line.ts';
 
 const STATUS_WORD: Record<Report['status'], string> = {
   ok: 'OK',
@@ -22,7 +23,7 @@ function indent(text: string, n: number): string {
 }
 
 function findingText(f: Finding): string[] {
-  const lines = [`  [${f.severity}] ${f.code}  ${f.subject}`, `      ${f.summary}`];
+  const lines = [`  [${f.severity}] ${f.code}  ${oneLine(f.subject)}`, `      ${oneLine(f.summary)}`];
   lines.push(...evidenceLines(f.evidence));
   if (f.fix) lines.push(`      next: ${f.fix}`);
   return lines;
@@ -30,15 +31,15 @@ function findingText(f: Finding): string[] {
 
 /** A report as a person reads it in a terminal: verdict first, then evidence, then next steps. */
 export function reportText(report: Report): string {
-  const lines = [`${STATUS_WORD[report.status]} ${report.kind} ${report.target}: ${report.verdict}`];
+  const lines = [`${STATUS_WORD[report.status]} ${report.kind} ${oneLine(report.target)}: ${oneLine(report.verdict)}`];
   for (const f of report.findings) lines.push(...findingText(f));
   if (report.plan) {
     lines.push(`  plan ${report.plan.id}: ${report.plan.steps.length} step(s)`);
-    report.plan.steps.forEach((s, i) => lines.push(`    ${i + 1}. ${s.subject}: ${s.action} — ${s.detail}`));
+    report.plan.steps.forEach((s, i) => lines.push(`    ${i + 1}. ${oneLine(s.subject)}: ${s.action} — ${oneLine(s.detail)}`));
   }
   if (report.results) {
     lines.push('  results:');
-    for (const r of report.results) lines.push(`    ${r.outcome.padEnd(8)} ${r.subject}: ${r.action} — ${r.detail}`);
+    for (const r of report.results) lines.push(`    ${r.outcome.padEnd(8)} ${oneLine(r.subject)}: ${r.action} — ${oneLine(r.detail)}`);
   }
   lines.push(`  (${report.durationMs} ms, started ${report.startedAt})`);
   return lines.join('\n');

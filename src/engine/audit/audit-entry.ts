@@ -1,3 +1,5 @@
+import { plainMentions } from '../../core/mention.ts';
+
 /** What happened, as the audit trail keeps it: ids and names only, never a secret. */
 export type AuditKind =
   | 'command'
@@ -59,7 +61,7 @@ export function normaliseEntry(input: AuditInput, now: number): Omit<AuditEntry,
   const out: Record<string, unknown> = { at: input.at ?? now };
   for (const [key, value] of Object.entries(input)) {
     if (key === 'at' || value === undefined) continue;
-    out[key] = printable(String(value), FIELD_LIMITS[key] ?? 200);
+    out[key] = printable(plainMentions(String(value)), FIELD_LIMITS[key] ?? 200);
   }
   return out as unknown as Omit<AuditEntry, 'id'>;
 }

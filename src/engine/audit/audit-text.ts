@@ -1,4 +1,5 @@
 import type { AuditEntry } from './audit-entry.ts';
+import { channelMention, mention } from '../../core/mention.ts';
 
 const USER_ID = /^[UW][A-Z0-9]{2,20}$/;
 const CHANNEL_ID = /^[CGD][A-Z0-9]{2,20}$/;
@@ -13,8 +14,8 @@ function what(e: AuditEntry): string {
 
 /** One entry for Slack (mrkdwn before escaping): Slack ids become mentions, everything else stays text. */
 export function auditLineForSlack(e: AuditEntry): string {
-  const who = USER_ID.test(e.actor) ? `<@${e.actor}>` : e.actor;
-  const where = e.channel && CHANNEL_ID.test(e.channel) ? ` in <#${e.channel}>` : '';
+  const who = USER_ID.test(e.actor) ? mention(e.actor) : e.actor;
+  const where = e.channel && CHANNEL_ID.test(e.channel) ? ` in ${channelMention(e.channel)}` : '';
   const plan = e.planId ? ` (plan ${e.planId})` : '';
   const detail = e.detail ? `: ${e.detail}` : '';
   return `${utc(e.at)} · ${who}${where} · ${e.kind} ${what(e).replace(/`/g, "'")}${plan} → ${e.outcome}${detail}`;

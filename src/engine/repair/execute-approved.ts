@@ -18,6 +18,7 @@ import { auditSubscriber, metricsSubscriber, threadSubscriber } from './repair-s
 import { slackServices, type SlackServices } from './slack-services.ts';
 import type { Journal } from './journal.ts';
 import type { WriteRoute } from './write-guard.ts';
+import { mention } from '../../core/mention.ts';
 
 /** One execute run, once it holds the plan: the plan as read under the lease, and where it speaks. */
 interface Run {
@@ -97,7 +98,7 @@ async function execute(run: Run, approved: RepairState): Promise<Report> {
     await run.journal.begin();
     const subjects = subjectCount(plan.steps);
     await run.thread(
-      `Re-measured: the world matches the plan. Running ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'} on ${subjects} subject${subjects === 1 ? '' : 's'}, one at a time (approved by <@${approvedBy}>).`,
+      `Re-measured: the world matches the plan. Running ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'} on ${subjects} subject${subjects === 1 ? '' : 's'}, one at a time (approved by ${mention(approvedBy)}).`,
     );
   } else {
     // Only a run holding the lease gets here, and only after the run before it stopped or lapsed.

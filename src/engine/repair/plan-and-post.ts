@@ -9,6 +9,7 @@ import type { StoredPlan } from './plan-store.ts';
 import { planView } from './plan-view.ts';
 import type { RepairSpec } from './repair-spec.ts';
 import { slackServices, type SlackServices } from './slack-services.ts';
+import { mention } from '../../core/mention.ts';
 
 /** The plan job's driver (Slack): plan, store it, post it with Approve / Reject. */
 export async function planAndPost(ctx: JobContext, data: JobData, spec: RepairSpec): Promise<Report> {
@@ -47,7 +48,7 @@ export async function storeAndPost(ctx: JobContext, services: SlackServices, pla
   const stored = await plans.create({ plan, report, requester, channel, now, ttlMs, required });
   if (!stored.created) {
     const ref = messageRef(stored.existing);
-    const note = `<@${requester}> asked for this plan again; it is still ${stored.existing.state} here (plan ${plan.id}).`;
+    const note = `${mention(requester)} asked for this plan again; it is still ${stored.existing.state} here (plan ${plan.id}).`;
     if (ref) await notifier.postInThread(ref, note);
     else await notifier.postReports({ channel }, [report]);
     return;

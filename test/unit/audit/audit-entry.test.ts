@@ -3,6 +3,7 @@ import { entryFields, entryFromFields, normaliseEntry, printable } from '../../.
 import { commandAuditEntry } from '../../../src/edge/command-audit.ts';
 import { parseInvocation } from '../../../src/edge/slack/invocation.ts';
 import { auditLineForSlack, auditTextForSlack, auditTextForTerminal } from '../../../src/engine/audit/audit-text.ts';
+import { plainMentions } from '../../../src/core/mention.ts';
 
 describe('audit entries', () => {
   it.each([
@@ -76,7 +77,7 @@ describe('audit text', () => {
   const entry = { id: '1-0', at: Date.UTC(2026, 10, 30, 12, 0, 3), kind: 'command' as const, actor: 'U0OPS1', channel: 'C0OPS', action: 'dns-check', target: 'prod', outcome: 'queued' };
 
   it('mentions Slack ids and nothing else', () => {
-    expect(auditLineForSlack(entry)).toBe('2026-11-30 12:00:03 UTC · <@U0OPS1> in <#C0OPS> · command dns-check prod → queued');
+    expect(plainMentions(auditLineForSlack(entry))).toBe('2026-11-30 12:00:03 UTC · @U0OPS1 in #C0OPS · command dns-check prod → queued');
     expect(auditLineForSlack({ ...entry, actor: 'scheduler', channel: '<!channel>' })).toBe('2026-11-30 12:00:03 UTC · scheduler · command dns-check prod → queued');
   });
 

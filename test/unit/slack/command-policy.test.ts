@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SlackPolicy } from '../../../src/core/config.ts';
 import { commandRefusal } from '../../../src/edge/slack/command-policy.ts';
+import { toSlackText } from '../../../src/edge/slack/mrkdwn.ts';
 
 const base: SlackPolicy = { commandChannels: [], approvers: [], selfApproval: false, approvalTtlMs: 900_000 };
 
@@ -14,7 +15,7 @@ describe('who may run /maas where', () => {
     ['empty operator list lets nobody in', { operators: [] }, 'U0OPS1', 'C1', /not a \/maas operator/],
   ])('%s', async (_name, policy, user, channel, expected) => {
     const refusal = await commandRefusal({ ...base, ...policy }, user, channel);
-    if (expected) expect(refusal).toMatch(expected);
+    if (expected) expect(toSlackText(refusal ?? '')).toMatch(expected);
     else expect(refusal).toBeUndefined();
   });
 });

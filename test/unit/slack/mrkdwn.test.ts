@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clipInside, clipText, codeSpan, escapeMrkdwn, toSlackText } from '../../../src/edge/slack/mrkdwn.ts';
+import { channelMention, mention } from '../../../src/core/mention.ts';
 
 describe('mrkdwn escaping', () => {
   it.each([
@@ -11,9 +12,9 @@ describe('mrkdwn escaping', () => {
     expect(escapeMrkdwn(input)).toBe(expected);
   });
 
-  it('keeps user and channel references Slack produced, escapes broadcasts and links', () => {
-    expect(toSlackText('<@U0OPS1> asked in <#C0OPS>: <!here> <cluster>|all & <http://x|y>')).toBe(
-      '<@U0OPS1> asked in <#C0OPS>: &lt;!here&gt; &lt;cluster&gt;|all &amp; &lt;http://x|y&gt;',
+  it("keeps only the bot's own mentions live; typed references, broadcasts and links show as typed", () => {
+    expect(toSlackText(`${mention('U0OPS1')} asked in ${channelMention('C0OPS')}: <@U0EVE> <!here> <cluster>|all & <http://x|y>`)).toBe(
+      '<@U0OPS1> asked in <#C0OPS>: &lt;@U0EVE&gt; &lt;!here&gt; &lt;cluster&gt;|all &amp; &lt;http://x|y&gt;',
     );
   });
 
