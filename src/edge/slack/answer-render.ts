@@ -5,9 +5,10 @@ import { ALERT_ACTIONS } from '../alerts/alert-action-ids.ts';
 import { isScanCheck } from '../alerts/scan-checks.ts';
 import { findingBrief } from './finding-brief.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
-import { clipText, codeSpan, escapeMrkdwn, slackDate } from './mrkdwn.ts';
+import { clipText, codeSpan, escapeMrkdwn, inline, slackDate } from './mrkdwn.ts';
 import { nextStep, type NextStep } from './next-step.ts';
 import { withDateTokens } from './slack-dates.ts';
+import { oneLine } from '../../core/one-line.ts';
 
 /**
  * A check's answer as the channel shows it, read on a phone at 3 a.m.: the verdict first, one line
@@ -42,11 +43,11 @@ export function slackText(text: string): string {
 }
 
 export function verdictLine(report: Pick<Report, 'status' | 'kind' | 'target' | 'verdict'>, word = STATUS_WORD[report.status]): string {
-  return `${STATUS_ICON[report.status]} *${word}* · ${escapeMrkdwn(report.kind)} ${escapeMrkdwn(report.target)}: ${slackText(report.verdict)}`;
+  return `${STATUS_ICON[report.status]} *${word}* · ${inline(report.kind)} ${inline(report.target)}: ${slackText(oneLine(report.verdict))}`;
 }
 
 export function renderAnswer(report: Report, options: AnswerOptions = {}): AnswerMessage {
-  const text = clipText(`${STATUS_WORD[report.status]}: ${escapeMrkdwn(report.verdict)}`, 3000);
+  const text = clipText(`${STATUS_WORD[report.status]}: ${inline(report.verdict)}`, 3000);
   const blocks: KnownBlock[] = [section(verdictLine(report))];
   const lines = findingLines(report.findings);
   if (lines.length) blocks.push(section(lines.join('\n')));
@@ -81,7 +82,7 @@ export function findingLines(findings: readonly Finding[], max: number = ANSWER_
 
 export function findingLine(f: Finding): string {
   const { subject, brief } = findingBrief(f);
-  return `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 60)} ${subject ? `${clipText(escapeMrkdwn(subject), 80)}: ` : ''}${slackText(brief)}`;
+  return `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 60)} ${subject ? `${clipText(inline(subject), 80)}: ` : ''}${slackText(oneLine(brief))}`;
 }
 
 /** `…and 297 more: `MAC_DRIFT` ×297 (site-c-vm004, site-c-vm005, … +292)`. */
@@ -90,7 +91,7 @@ function restLine(rest: readonly Finding[]): string {
   for (const f of rest) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
   const codes = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([c, n]) => `${codeSpan(c, 60)} ×${n}`);
   const subjects = [...new Set(rest.map((f) => f.subject))];
-  const named = subjects.slice(0, 3).map((s) => clipText(escapeMrkdwn(s), 40));
+  const named = subjects.slice(0, 3).map((s) => clipText(inline(s), 40));
   const more = subjects.length > named.length ? `, … +${subjects.length - named.length}` : '';
   return `…and ${rest.length} more: ${codes.join(', ')} (${named.join(', ')}${more})`;
 }

@@ -2,7 +2,7 @@ import type { ActionsBlock, ConfirmationDialog, KnownBlock } from '@slack/types'
 import { ALERT_ACTIONS } from '../alerts/alert-message.ts';
 import type { Report } from '../../core/report.ts';
 import type { PlanMessageView } from '../../engine/repair/plan-view.ts';
-import { clipText, escapeMrkdwn, slackDate, toSlackText } from './mrkdwn.ts';
+import { clipText, inline, slackDate, toSlackText } from './mrkdwn.ts';
 import { findingLines, section, STATUS_WORD, verdictLine } from './answer-render.ts';
 import { renderEvidence, type EvidenceThread } from './evidence-thread.ts';
 import { SLACK_LIMITS } from './render.ts';
@@ -25,7 +25,7 @@ export function renderPlanMessage(view: PlanMessageView): { text: string; blocks
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: status }] });
   if (view.state === 'pending' && view.approvable) blocks.push(buttons(view));
   if (view.state === 'done' && view.deferred) blocks.push(nextBatchButton(view));
-  const text = `${STATUS_WORD[shown.status]}: ${escapeMrkdwn(shown.verdict)}`;
+  const text = `${STATUS_WORD[shown.status]}: ${inline(shown.verdict)}`;
   return { text: clipText(`${text} · ${plainStatus(view)}`, 3000), blocks };
 }
 
