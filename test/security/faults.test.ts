@@ -302,7 +302,8 @@ describe('Redis faults under the real runtime', () => {
       return (counts.completed ?? 0) + (counts.failed ?? 0) >= jobs;
     }, 40_000, 200);
     const states = await Promise.all(ids.map(async (id) => (await queue.getJob(id))?.getState()));
-    const posted = emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.seq > seq && m.via === 'chat.postMessage' && /site-b/.test(m.text));
+    // Each result once; the evidence replies that follow each into its thread are not results.
+    const posted = emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.seq > seq && m.via === 'chat.postMessage' && /site-b/.test(m.text) && !/^Evidence for /.test(m.text));
     const runs = listCalls() - before;
     const completed = states.filter((s) => s === 'completed').length;
     const lost = jobs - completed - states.filter((s) => s === 'failed').length;
