@@ -2,7 +2,6 @@ import type { WebClient } from '@slack/web-api';
 import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/log.ts';
 import { slackErrorOf } from './message-budget.ts';
-import { channelMention } from '../../core/mention.ts';
 
 /*
  * At start, for the alert channel and each command channel: can the bot post there, and read
@@ -38,7 +37,8 @@ export async function checkChannelAccess(reader: WebClient, channels: { channel:
 }
 
 async function probe(reader: WebClient, channel: string, roles: ChannelAccess['roles']): Promise<Omit<ChannelAccess, 'channel' | 'roles'>> {
-  const invite = `invite the bot there (/invite @maas in ${channelMention(channel)})`;
+  // A log line, read by whoever runs the bot: the channel as Slack writes it, not a mention mark only the Slack edge turns live.
+  const invite = `invite the bot there (/invite @maas in <#${channel}>)`;
   try {
     await reader.conversations.history({ channel, limit: 1 });
     return { canPost: true, canRead: true };
