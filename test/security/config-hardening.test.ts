@@ -12,7 +12,7 @@ const parse = (yaml: string) => parseConfigText(yaml, { path: 'test.yaml', env: 
 describe('config values that decide who may act, or that reach SSH, MAAS or Kubernetes, are validated', () => {
   it.each([
     ['a channel name instead of an id', '  commandChannels: ["#ops"]', /slack\.commandChannels\.0: must be a Slack channel id such as C0123ABCD \(not a #name\)/],
-    ['a user name instead of an id', '  operators: ["@alice"]', /slack\.operators\.0: must be a Slack user id such as U0123ABCD \(not a @name\)/],
+    ['a user name instead of an id', '  operators: ["@alice"]', /slack\.operators\.0: must be a Slack user id such as U0123ABCD or a user group id such as S0123ABCD \(not a @name\)/],
     ['a lowercase user id', '  approvers: [u0lead1]', /slack\.approvers\.0: must be a Slack user id/],
     ['an alert channel with markup', '  alertChannel: "<!channel>"', /slack\.alertChannel: must be a Slack channel id/],
     ['a repairer that is not a user id', '  permissions: { repairs: ["everyone"] }', /slack\.permissions\.repairs\.0: must be a Slack user id/],
