@@ -81,8 +81,25 @@ export function createAlertmanagerJob(deps: AlertmanagerJobDeps): JobDefinition<
   };
 }
 
-/** A reply in the thread of the bot's own open alert for the target (same check first), else a post of its own. */
+const PLACE_LOCK_TTL_MS = 30_000;
+const PLACE_LOCK_WAIT_MS = 30_000;
+
+/**
+ * A reply in the thread of the bot's own open alert for the target (same check first), else a
+ * post of its own. It holds the alert reconcile lock of (check, target) while it looks: a scan
+ * that is posting that alert (the message, then its evidence) saves the message's ts only at the
+ * end, and an answer placed in between would miss the thread and post a second top-level message.
+ */
 async function place(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, message: AlertMessage): Promise<GroupMessage> {
+  const lock = await deps.store.reconcileLock(data.check, data.target, PLACE_LOCK_TTL_MS, PLACE_LOCK_WAIT_MS);
+  try {
+    return await placeUnderLock(deps, data, message);
+  } finally {
+    await lock?.release();
+  }
+}
+
+async function placeUnderLock(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, message: AlertMessage): Promise<GroupMessage> {
   const open = (await deps.store.open()).filter((r) => r.target === data.target && r.channel && r.ts);
   const alert = open.find((r) => r.check === data.check) ?? open[0];
   if (alert?.channel && alert.ts) {
