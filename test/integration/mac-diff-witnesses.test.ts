@@ -59,8 +59,27 @@ describe('mac-diff cites MAAS\'s witnesses of the drift', () => {
     expect(report.findings.filter((f) => f.code === 'MAC_DRIFT')).toHaveLength(1);
     const info = report.findings.filter((f) => f.code === 'MAC_WITNESS_UNAVAILABLE');
     expect(info).toHaveLength(1);
-    expect(info[0]!.summary).toMatch(/network discovery is probably disabled.*event log holds no event for the 1 drifted machine/);
+    expect(info[0]!.summary).toMatch(/network discovery lists no neighbour at all: network discovery is probably disabled.*event log holds no event for the 1 drifted machine/);
     expect(report.verdict).toMatch(/drift/i);
+    // by_unknown_mac was empty, so discovery/ was read once to tell "off" from "every MAC known".
+    const discoveryCalls = lab!.maas.calls.filter((c) => c.path.endsWith('/discovery/'));
+    expect(discoveryCalls.map((c) => c.op ?? 'list')).toEqual(['by_unknown_mac', 'list']);
+  });
+
+  it('every MAC the racks saw is known (3.4.10 rows discovery, discovery-unknown): discovery is on, not "probably disabled"', async () => {
+    // The racks saw only MACs MAAS records (fine-1's and the rack's own): by_unknown_mac is empty, discovery/ is not.
+    const report = await run({
+      discoveries: [
+        discovery({ mac: '52:54:00:00:00:02', ip: '10.20.0.58', rack, rackInterface: 'br-pxe', lastSeen: new Date(Date.now() - 60_000) }),
+        discovery({ mac: '52:54:00:aa:00:01', ip: '10.20.0.2', rack, rackInterface: 'br-pxe', lastSeen: new Date(Date.now() - 60_000) }),
+      ],
+    });
+    const text = report.findings.map((f) => f.summary).join('\n');
+    expect(text).not.toMatch(/probably disabled/);
+    const drift = report.findings.find((f) => f.code === 'MAC_DRIFT')!;
+    expect(drift.summary).toContain('no rack saw 52:54:00:7f:00:01 (network discovery lists 2 neighbours, every one with a MAC MAAS knows)');
+    expect(drift.evidence).toMatchObject({ seenByRack: null, discoveryNeighbours: 2 });
+    expect(lab!.maas.calls.filter((c) => c.path.endsWith('/discovery/'))).toHaveLength(2);
   });
 
   it('a key that may not read discovery or events (403): one info line, the drift verdict still critical', async () => {

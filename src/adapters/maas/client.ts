@@ -6,7 +6,7 @@ import { ChatopsError } from '../../core/errors.ts';
 import { describeMaasErrorBody, MaasApiError } from './maas-api-error.ts';
 import { readCappedBody } from './capped-body.ts';
 import { KeptTooLargeError, NotJsonError, readKeptJson } from './kept-json.ts';
-import { DISCOVERY_LIST, EVENT_PAGE, MACHINE_LIST, POWER_PARAMETERS, type KeptShape } from './kept-shapes.ts';
+import { COUNT_ONLY, DISCOVERY_LIST, EVENT_PAGE, MACHINE_LIST, POWER_PARAMETERS, type KeptShape } from './kept-shapes.ts';
 import { maasOAuthHeader } from './oauth-header.ts';
 import { observeAttempts, type AttemptOutcome } from './attempt-observer.ts';
 import { maasClockOffsetS, readAuthRefusal } from './auth-refusal.ts';
@@ -266,6 +266,9 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     },
     unknownMacDiscoveries() {
       return call<MaasDiscovery[]>({ method: 'GET', path: 'discovery/', query: [['op', 'by_unknown_mac']], kept: DISCOVERY_LIST });
+    },
+    async countDiscoveries() {
+      return (await call<unknown[]>({ method: 'GET', path: 'discovery/', kept: COUNT_ONLY })).length;
     },
     queryEvents({ ids, limit, level }) {
       const query: Query = [['op', 'query'], ...ids.map((id): [string, string] => ['id', id]), ['limit', String(limit)], ...(level ? [['level', level] as [string, string]] : [])];

@@ -196,6 +196,8 @@ export interface MaasClient {
   version(): Promise<MaasVersion>;
   /** `GET discovery/?op=by_unknown_mac`: neighbours the racks saw whose MAC no interface in MAAS has. */
   unknownMacDiscoveries(): Promise<MaasDiscovery[]>;
+  /** `GET discovery/`, streamed and counted (nothing of a row kept): every neighbour the racks saw, known MAC or not. */
+  countDiscoveries(): Promise<number>;
   /** `GET events/?op=query`: one page of the given machines' events, newest first. */
   queryEvents(query: EventQuery): Promise<MaasEventPage>;
 }

@@ -8,7 +8,7 @@ import type { WriteOptions, WriteRoute } from './write-guard.ts';
  * unless listed below. A read missing here is refused outside a step, which a test shows at once;
  * a write missing from a list of writes would go unfenced, which nothing would show.
  */
-const READS = /^(get|list|find)|^(whoami|version|powerParameters|unknownMacDiscoveries|queryEvents|close)$/;
+const READS = /^(get|list|find)|^(whoami|version|powerParameters|unknownMacDiscoveries|countDiscoveries|queryEvents|close)$/;
 
 /** Writes whose effect can be read back and that leave the world the same when sent twice. */
 const IDEMPOTENT = new Set(['updateInterfaceMac', 'updateDnsResourceIps', 'updateSubnetDns', 'resaveIpRange', 'markFixed', 'setMaasClusterAnnotation']);

@@ -29,7 +29,9 @@ export async function withDriftWitnesses(ctx: CheckContext, site: SiteConfig, fi
   const maas = ctx.adapters.maas(site.maas);
   const eventLimit = eventLimitFor(ids.length);
   const [discovery, events] = await Promise.all([readOrReason(maas.unknownMacDiscoveries()), readOrReason(maas.queryEvents({ ids, limit: eventLimit }))]);
-  return applyWitnesses(findings, site.name, { discovery, events, eventLimit, now: new Date() });
+  // No unknown neighbour: did the racks see none at all (discovery off), or only known MACs? One counted read tells.
+  const discoveryTotal = discovery.ok && discovery.value.length === 0 ? await readOrReason(maas.countDiscoveries()) : undefined;
+  return applyWitnesses(findings, site.name, { discovery, events, eventLimit, now: new Date(), ...(discoveryTotal ? { discoveryTotal } : {}) });
 }
 
 async function readOrReason<T>(promise: Promise<T>): Promise<Read<T>> {

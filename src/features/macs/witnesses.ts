@@ -18,6 +18,8 @@ export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
 export interface DriftWitnesses {
   discovery: Read<MaasDiscovery[]>;
   events: Read<MaasEventPage>;
+  /** How many rows `GET discovery/` lists, known MACs included; read only when the unknown ones are none. */
+  discoveryTotal?: Read<number>;
   /** The `limit` the events request was sent with. */
   eventLimit: number;
   now: Date;
@@ -54,6 +56,11 @@ function witnessed(f: Finding, sightings: Map<string, MaasDiscovery>, events: { 
     const seen = live ? sightings.get(live) : undefined;
     Object.assign(evidence, sighting(seen ?? null));
     if (seen) notes.push(`rack ${seen.observer.hostname} saw ${live} on ${seen.observer.interface_name} as an unknown neighbour, last ${when(seen.last_seen, w.now)}`);
+    const total = w.discoveryTotal;
+    if (!seen && total?.ok && total.value > 0) {
+      evidence.discoveryNeighbours = total.value;
+      notes.push(`no rack saw ${live} (network discovery lists ${total.value} neighbour${total.value === 1 ? '' : 's'}, every one with a MAC MAAS knows)`);
+    }
   }
   if (w.events.ok) {
     const id = String(f.evidence.systemId);
@@ -77,8 +84,17 @@ function infoLine(site: string, ids: string[], w: DriftWitnesses, boots: Map<str
     lines.push(`MAAS network discovery could not be read (${w.discovery.reason})`);
     evidence.discovery = w.discovery.reason;
   } else if (w.discovery.value.length === 0) {
-    lines.push('MAAS network discovery lists no unknown neighbour at all: network discovery is probably disabled (maas <profile> maas set-config name=network_discovery value=enabled)');
-    evidence.discovery = 'empty';
+    const total = w.discoveryTotal;
+    if (total?.ok && total.value > 0) {
+      // Discovery runs: the racks saw neighbours, each with a MAC some interface in MAAS has; none saw the live MACs.
+    } else if (!total || !total.ok) {
+      const why = total ? `its full list could not be read (${total.reason})` : 'its full list was not read';
+      lines.push(`MAAS network discovery lists no unknown neighbour, and ${why} to tell whether discovery is on`);
+      evidence.discovery = 'unknown';
+    } else {
+      lines.push('MAAS network discovery lists no neighbour at all: network discovery is probably disabled (maas <profile> maas set-config name=network_discovery value=enabled)');
+      evidence.discovery = 'empty';
+    }
   }
   if (!w.events.ok) {
     lines.push(`MAAS's event log could not be read (${w.events.reason})`);

@@ -68,14 +68,29 @@ describe('MAAS witnesses of MAC drift', () => {
     expect(f.evidence.lastPxeEvent).toBeNull();
   });
 
-  it('discovery disabled (nothing listed at all): one info line, the drift finding unchanged in severity', () => {
-    const out = applyWitnesses(findings, 'site-b', witnesses({ events: { ok: true, value: page([event(5, 'aa01', 'Commissioning', 'Fri, 24 Jul. 2026 10:00:00')]) } }));
+  it('discovery disabled (nothing listed at all, known or not): one info line, the drift finding unchanged in severity', () => {
+    const out = applyWitnesses(findings, 'site-b', witnesses({ discoveryTotal: { ok: true, value: 0 }, events: { ok: true, value: page([event(5, 'aa01', 'Commissioning', 'Fri, 24 Jul. 2026 10:00:00')]) } }));
     const info = out.filter((f) => f.code === 'MAC_WITNESS_UNAVAILABLE');
     expect(info).toHaveLength(1);
     expect(info[0]!.severity).toBe('info');
-    expect(info[0]!.summary).toMatch(/^MAAS network discovery lists no unknown neighbour at all: network discovery is probably disabled/);
+    expect(info[0]!.summary).toMatch(/^MAAS network discovery lists no neighbour at all: network discovery is probably disabled/);
     expect(out[0]!.severity).toBe('critical');
     expect(out[0]!.evidence.seenByRack).toBeNull();
+  });
+
+  it('no unknown neighbour but discovery/ has rows (every MAC seen is known): discovery is on, no rack saw the live MAC, no info line about it', () => {
+    const events = { ok: true as const, value: page([event(5, 'aa01', 'Commissioning', 'Fri, 24 Jul. 2026 10:00:00')]) };
+    const out = applyWitnesses(findings, 'site-b', witnesses({ discoveryTotal: { ok: true, value: 2 }, events }));
+    expect(out.some((f) => f.code === 'MAC_WITNESS_UNAVAILABLE')).toBe(false);
+    expect(out[0]!.summary).toContain('no rack saw 52:54:00:7f:00:01 (network discovery lists 2 neighbours, every one with a MAC MAAS knows)');
+    expect(out[0]!.evidence).toMatchObject({ seenByRack: null, discoveryNeighbours: 2 });
+  });
+
+  it('no unknown neighbour and discovery/ unreadable: says it cannot tell, not that discovery is disabled', () => {
+    const out = applyWitnesses(findings, 'site-b', witnesses({ discoveryTotal: { ok: false, reason: 'MAAS answered 500' } }));
+    const info = out.filter((f) => f.code === 'MAC_WITNESS_UNAVAILABLE');
+    expect(info[0]!.summary).toMatch(/^MAAS network discovery lists no unknown neighbour, and its full list could not be read \(MAAS answered 500\) to tell whether discovery is on/);
+    expect(info[0]!.summary).not.toMatch(/disabled/);
   });
 
   it('a key that cannot read discovery or events: one info line naming both, the verdict untouched', () => {
