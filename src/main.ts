@@ -180,6 +180,7 @@ async function startBot(w: Wiring): Promise<number | undefined> {
     customRoutes: probesPort === undefined ? routesFor(w, () => connected) : [],
     onCommand: (invocation, result) => w.metrics.recordCommand(commandName(invocation), metricsOutcome(result)),
     onSlackFallback: (reason) => w.metrics.recordSlackFallback(reason),
+    onRequestRefused: (reason) => w.metrics.recordSlackRequestRefused(reason),
     metrics: w.metrics,
     audit: w.audit,
     alerts,

@@ -74,6 +74,8 @@ export interface ButtonClickOptions {
   signingSecret?: string;
   badSignature?: boolean;
   viaSocket?: boolean;
+  /** Replaces top-level fields of the payload, as a forged or malformed click would; `undefined` drops one. */
+  payloadOverrides?: Record<string, unknown>;
 }
 
 export interface SentRequest {
@@ -408,6 +410,7 @@ class Emulator implements SlackEmulator {
           action_ts: actionTs,
         },
       ],
+      ...o.payloadOverrides,
     };
     const invocation: Invocation = {
       seq: this.#nextSeq(),

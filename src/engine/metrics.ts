@@ -31,6 +31,7 @@ const REPAIR_OUTCOMES: readonly RepairOutcome[] = ['applied', 'failed', 'refused
 const STEP_OUTCOMES: readonly StepOutcome[] = ['verified', 'skipped', 'refused', 'failed'];
 const SLACK_ERROR_KINDS: readonly SlackErrorKind[] = ['platform', 'http', 'request', 'rate_limited', 'other'];
 const SLACK_FALLBACK_REASONS = ['invalid_blocks', 'invalid_blocks_format', 'msg_blocks_too_long', 'msg_too_long', 'invalid_attachments'] as const;
+const SLACK_REFUSAL_REASONS = ['too_large', 'future_timestamp', 'replay', 'unreadable_payload'] as const;
 /** Slack Web API method names look like `chat.postMessage`; the bot calls a handful. */
 const SLACK_METHOD_RE = /^[a-z]+(\.[A-Za-z]+){1,2}$/;
 const MAX_SLACK_METHODS = 30;
@@ -66,6 +67,7 @@ export interface Metrics {
   readonly slackApiErrors: Counter<'method' | 'kind'>;
   readonly slackRateLimited: Counter<'method'>;
   readonly slackFallbacks: Counter<'reason'>;
+  readonly slackRequestsRefused: Counter<'reason'>;
 
   recordCommand(subcommand: string, outcome: CommandOutcome): void;
   observeJob(kind: string, outcome: JobOutcome, seconds: number): void;
@@ -83,6 +85,8 @@ export interface Metrics {
   recordSlackRateLimited(method: string): void;
   /** A message Slack refused for its content (invalid_blocks…), replaced by a short plain fallback. */
   recordSlackFallback(reason: string): void;
+  /** A request from Slack's side refused or dropped before any listener ran (too large, a replay, a payload naming no user…). */
+  recordSlackRequestRefused(reason: string): void;
   /** Set or replace where queue depths come from (queues are often made after the metrics). */
   setQueueDepthSupplier(supplier: QueueDepthSupplier | undefined): void;
   /** The exposition text, as /metrics serves it. */
@@ -232,6 +236,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['reason'] as const,
     registers,
   });
+  const slackRequestsRefused = new Counter({
+    name: `${METRIC_PREFIX}slack_requests_refused_total`,
+    help: 'Requests to /slack/events (or Socket Mode payloads) refused or dropped before any listener ran, by reason',
+    labelNames: ['reason'] as const,
+    registers,
+  });
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
 
   const kind = (k: string) => boundedLabel(jobKinds, k);
@@ -256,6 +266,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     slackApiErrors,
     slackRateLimited,
     slackFallbacks,
+    slackRequestsRefused,
     contentType: registry.contentType,
     recordCommand(subcommand, outcome) {
       commands.inc({ subcommand: boundedLabel(commandNames, subcommand), outcome: boundedLabel(COMMAND_OUTCOMES, outcome) });
@@ -299,6 +310,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     recordSlackFallback(reason) {
       slackFallbacks.inc({ reason: boundedLabel(SLACK_FALLBACK_REASONS, reason) });
+    },
+    recordSlackRequestRefused(reason) {
+      slackRequestsRefused.inc({ reason: boundedLabel(SLACK_REFUSAL_REASONS, reason) });
     },
     setQueueDepthSupplier(next) {
       supplier = next;

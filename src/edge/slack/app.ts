@@ -21,6 +21,7 @@ import { afterAckQueue } from './after-ack.ts';
 import type { Submitted } from '../../engine/queue/dedup.ts';
 import type { JobData } from '../../engine/job-types.ts';
 import { guardedEnqueue, type Enqueue } from './guarded-enqueue.ts';
+import { guardPayloads } from './payload-guard.ts';
 import { guardSlackRequests } from './request-guard.ts';
 import { closeServer, startRoutesServer } from './routes-server.ts';
 
@@ -70,6 +71,8 @@ export interface SlackAppOptions {
   onSlackFallback?: (slackError: string) => void;
   /** Failed Web API calls and 429s of the app's own client. */
   metrics?: SlackMetrics;
+  /** Counts a request refused, or a payload dropped, before any listener ran (request-guard.ts, payload-guard.ts). */
+  onRequestRefused?: (reason: string) => void;
   /** HTTP mode: remembers a request signature for a while, false if already seen (replay refusal; see request-guard.ts). */
   rememberSignature?: (signature: string, ttlSec: number) => Promise<boolean>;
   /**
@@ -116,6 +119,7 @@ export async function createSlackApp(options: SlackAppOptions): Promise<SlackApp
   // Bolt is given the token through `authorize`, not `token`: it then makes no Web API call of its own (auth.test goes through the gateway at start).
   const app = new App({ receiver, logger, clientOptions, authorize: async () => ({ botToken: options.botToken, ...bot }), deferInitialization: true });
 
+  guardPayloads(app, { log: options.log, ...(options.onRequestRefused ? { onRefused: options.onRequestRefused } : {}) });
   registerCommand(app, options, slack, log);
   app.error(async (error) => {
     log.error({ err: describeError(error), code: (error as { code?: string }).code }, 'Slack listener failed');
@@ -185,7 +189,7 @@ function buildReceiver(options: SlackAppOptions, logger: ReturnType<typeof boltL
       logger,
     });
     if (options.rememberSignature) {
-      receiver.requestListener = guardSlackRequests(receiver.requestListener, { signingSecret: options.signingSecret, remember: options.rememberSignature, log: options.log });
+      receiver.requestListener = guardSlackRequests(receiver.requestListener, { signingSecret: options.signingSecret, remember: options.rememberSignature, log: options.log, ...(options.onRequestRefused ? { onRefused: options.onRequestRefused } : {}) });
     }
     return receiver;
   }
