@@ -50,6 +50,8 @@ export interface SshSimServer {
   readonly authenticated: number;
   /** The user of each authenticated connection. */
   readonly users: string[];
+  /** Ends every open connection (a network drop, an sshd restart) and keeps listening. */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -123,6 +125,9 @@ export async function startSshServer(options: SshServerOptions): Promise<SshSimS
     },
     get users() {
       return state.users;
+    },
+    dropConnections: () => {
+      for (const c of connections) c.end();
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -2,14 +2,18 @@
 // It answers as libvirt-clients 9 does: global options (-q, -c/--connect), then either one
 // argument holding a `;`-separated command string (parsed by the same rules as libvirt's
 // tools/vsh.c vshCommandStringGetArg), several arguments read as one command, or none
-// (commands read line by line from stdin). Commands: domiflist, list, echo, connect, quit.
+// (commands read line by line from stdin). Commands: domiflist, list, echo, connect, quit, and
+// `event` (lifecycle only): it prints each entry appended to the state's `events` after it
+// started, in libvirt tools/virsh-domain-event.c's format (test/fixtures/virsh/event-*.txt), and
+// with --loop runs until --timeout or until it is killed.
 // Output and exit status follow the real binary (test/fixtures/virsh): errors on stderr after a
 // flushed stdout, a blank line on stdout after each failed command in non-quiet mode, the
 // exit status of the last command. A parse error runs nothing. The state is read once per
 // process, as one libvirt connection's view. Optional `costs` in the state
 // (connectMs per process, commandMs per command) make it take the time a real libvirt
 // connection and RPC take. Plain JavaScript: it runs as a program, without tsx.
-import { readFileSync, writeSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const HEADER = [' Interface   Type      Source     Model    MAC', '-------------------------------------------------------------'];
 
@@ -96,6 +100,7 @@ const COMMANDS = {
   echo: { options: ['--shell', '--xml', '--split'], data: ['*'] },
   connect: { options: ['--readonly'], data: ['name'] },
   quit: { options: [], data: [] },
+  event: { options: ['--all', '--loop', '--list', '--timestamp'], data: [], named: ['domain', 'event', 'timeout'] },
   exit: { options: [], data: [] },
 };
 
@@ -115,7 +120,7 @@ function parseCommand(words) {
       continue;
     }
     if (!dataOnly && word.startsWith('--') && name !== 'echo') {
-      const named = def.data.find((d) => word === `--${d}`);
+      const named = [...def.data, ...(def.named ?? [])].find((d) => word === `--${d}`);
       if (named) {
         if (i + 1 >= rest.length) throw new ParseError(`expected syntax: ${word} <string>`);
         values[named] = rest[++i];
@@ -192,6 +197,9 @@ function run(ctx, command) {
     case 'exit':
       ctx.quit = true;
       return true;
+    case 'event':
+      err('error: the simulated virsh runs `event` only as the one command of its process\n');
+      return false;
     default:
       if (!ctx.connected) {
         err('error: no valid connection\n');
@@ -246,6 +254,7 @@ function main(argv) {
   if (rest.length === 0) text = readFileSync(0, 'utf8');
   try {
     const commands = rest.length > 1 ? [parseCommand(rest)] : tokenize(rest.length === 1 ? rest[0] : text).map(parseCommand);
+    if (commands.length === 1 && commands[0].name === 'event') return runEvent(ctx, commands[0]);
     return runAll(ctx, commands) ? 0 : 1;
   } catch (e) {
     if (!(e instanceof ParseError)) throw e;
@@ -254,4 +263,63 @@ function main(argv) {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+const EVENT_TYPES = ['lifecycle', 'reboot', 'rtc-change', 'watchdog', 'io-error', 'graphics'];
+const POLL_MS = 20;
+
+/** `event`, as cmdEvent checks and prints it; resolves to the exit status. */
+function runEvent(ctx, command) {
+  const { flags, values } = command;
+  const exclusive = [['--all', 'event'], ['--list', '--all'], ['--list', 'event']].find(([a, b]) => has(command, a) && has(command, b));
+  if (exclusive) return fail(`Options ${exclusive.map((o) => `--${o.replace(/^--/, '')}`).join(' and ')} are mutually exclusive`);
+  if (flags.has('--list')) {
+    out(EVENT_TYPES.map((t) => `${t}\n`).join(''));
+    return 0;
+  }
+  if (values.event === undefined && !flags.has('--all')) return fail('one of --list, --all, or --event <type> is required');
+  if (values.event !== undefined && !EVENT_TYPES.includes(values.event)) return fail(`unknown event type ${values.event}`);
+  const lifecycle = flags.has('--all') || values.event === 'lifecycle';
+  const timeoutMs = values.timeout === undefined ? null : Number(values.timeout) * 1000;
+  let seen = (ctx.state.events ?? []).length;
+  let count = 0;
+  // Not virsh's: tells the lab this process now listens (events appended from here on reach it).
+  appendFileSync(join(dirname(ctx.statePath), 'event-listeners.log'), `${process.pid} ${seen}\n`);
+  return new Promise((resolve) => {
+    const poll = setInterval(() => {
+      const events = readState(ctx.statePath).events ?? [];
+      for (const e of events.slice(seen)) {
+        if (!lifecycle || (values.domain !== undefined && e.domain !== values.domain)) continue;
+        out(`${flags.has('--timestamp') ? `${timestamp()}: ` : ''}event 'lifecycle' for domain '${e.domain}': ${e.event} ${e.detail}\n`);
+        count++;
+        if (!flags.has('--loop')) break;
+      }
+      seen = events.length;
+      if (count && !flags.has('--loop')) finish(null);
+    }, POLL_MS);
+    const timer = timeoutMs === null ? undefined : setTimeout(() => finish('event loop timed out\n'), timeoutMs);
+    function finish(reason) {
+      clearInterval(poll);
+      clearTimeout(timer);
+      out(`${reason ?? ''}events received: ${count}\n\n`);
+      resolve(count ? 0 : 1);
+    }
+  });
+}
+
+function has(command, option) {
+  return option.startsWith('--') ? command.flags.has(option) : command.values[option] !== undefined;
+}
+
+function fail(message) {
+  err(`error: ${message}\n`);
+  out('\n');
+  return 1;
+}
+
+/** virTimeStringNowRaw: UTC, milliseconds, `+0000`. */
+function timestamp() {
+  return new Date().toISOString().replace('T', ' ').replace('Z', '+0000');
+}
+
+const status = main(process.argv.slice(2));
+if (typeof status === 'number') process.exitCode = status;
+else status.then((code) => (process.exitCode = code));

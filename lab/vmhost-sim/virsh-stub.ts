@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +19,18 @@ export interface VmDomain {
   running?: boolean;
 }
 
+/** One libvirt lifecycle event, as `virsh event` prints it: `Undefined Removed`, `Defined Added`. */
+export interface VmLifecycleEvent {
+  domain: string;
+  event: string;
+  detail: string;
+}
+
 /** What a simulated VM host's libvirt holds. An array, so any domain name (even `__proto__`) is data. */
 export interface VmHostState {
   domains: VmDomain[];
+  /** Lifecycle events so far, oldest first; a running `virsh event` prints those appended after it started. */
+  events?: VmLifecycleEvent[];
   /** The URI virsh must be given (default qemu:///system); any other answers "failed to connect". */
   uri?: string;
   /** Time a real libvirt takes: a connection per virsh process (and per `connect`), an RPC per command. */
@@ -46,6 +55,8 @@ export interface VmHostDir {
   statePath: string;
   /** Replaces the state (and the stub) atomically. */
   update(state: VmHostState): void;
+  /** How many `virsh event` processes have started listening on this host so far. */
+  eventListeners(): number;
   remove(): void;
 }
 
@@ -57,7 +68,8 @@ export function createVmHostDir(state: VmHostState): VmHostDir {
   const update = (next: VmHostState) => writeAtomically(statePath, `${JSON.stringify(next, null, 2)}\n`);
   update(state);
   writeAtomically(join(binDir, 'virsh'), renderVirshWrapper(statePath), 0o755);
-  return { dir, binDir, statePath, update, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const eventListeners = () => (existsSync(join(dir, 'event-listeners.log')) ? readFileSync(join(dir, 'event-listeners.log'), 'utf8').split('\n').filter(Boolean).length : 0);
+  return { dir, binDir, statePath, update, eventListeners, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function writeAtomically(path: string, text: string, mode?: number): void {

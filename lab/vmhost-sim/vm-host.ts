@@ -1,5 +1,5 @@
 import { startSshServer, type SshSimServer } from '../ssh-sim/index.ts';
-import { createVmHostDir, type VmHostDir, type VmHostState } from './virsh-stub.ts';
+import { createVmHostDir, type VmHostDir, type VmHostState, type VmLifecycleEvent, type VmNic } from './virsh-stub.ts';
 
 export interface VmHostOptions {
   /** The one client public key the host accepts (OpenSSH line). */
@@ -16,6 +16,15 @@ export interface SimVmHost {
   files: VmHostDir;
   /** Changes what virsh reports from the next call on. */
   setState(state: VmHostState): void;
+  /**
+   * What an OpenTofu replace does to a domain: undefine it and define it again with new NICs.
+   * A running `virsh event` sees `Undefined Removed`, then `Defined Added` (shut off) or
+   * `Defined Updated` (running: libvirt keeps it as a transient domain in between), as real
+   * libvirt prints them (test/fixtures/virsh/event-lifecycle-*.txt).
+   */
+  redefine(domain: string, nics: VmNic[]): void;
+  /** Appends lifecycle events without changing any domain. */
+  emit(...events: VmLifecycleEvent[]): void;
   close(): Promise<void>;
 }
 
@@ -36,10 +45,26 @@ export async function startVmHost(options: VmHostOptions): Promise<SimVmHost> {
     files.remove();
     throw err;
   }
+  let state = options.state;
+  const setState = (next: VmHostState) => {
+    state = next;
+    files.update(next);
+  };
   return {
     ssh,
     files,
-    setState: (state) => files.update(state),
+    setState,
+    redefine: (name, nics) => {
+      const found = state.domains.find((d) => d.name === name);
+      if (!found) throw new Error(`vmhost-sim: no domain ${name} to redefine`);
+      const defined = found.running === false ? 'Added' : 'Updated';
+      setState({
+        ...state,
+        domains: state.domains.map((d) => (d === found ? { ...d, nics } : d)),
+        events: [...(state.events ?? []), { domain: name, event: 'Undefined', detail: 'Removed' }, { domain: name, event: 'Defined', detail: defined }],
+      });
+    },
+    emit: (...events) => setState({ ...state, events: [...(state.events ?? []), ...events] }),
     close: async () => {
       await ssh.close();
       files.remove();

@@ -4,7 +4,8 @@ import { ChatopsError } from '../../core/errors.ts';
 import { keyTypeOf, sha256Fingerprint } from './fingerprint.ts';
 import type { PeerOutcome } from '../../core/peer-outcome.ts';
 import type { SafeCommand } from './shell-quote.ts';
-import { SSH_OUTPUT_CAP_BYTES, type CommandResult, type ExecOptions, type SshConnector, type SshSession, type SshTarget } from './types.ts';
+import { SSH_OUTPUT_CAP_BYTES, type CommandResult, type ExecOptions, type SshConnector, type SshSession, type SshTarget, type StreamingCommand } from './types.ts';
+import { streamCommand } from './stream-command.ts';
 
 const { Client, utils } = ssh2;
 type Ssh2Client = InstanceType<typeof Client>;
@@ -143,6 +144,7 @@ function connectFailure(target: SshTarget, err: Error & { level?: string; code?:
 class PinnedSession implements SshSession {
   readonly host: string;
   readonly #limiter: Limiter;
+  readonly #closeListeners: (() => void)[] = [];
   #closed = false;
 
   constructor(
@@ -159,7 +161,18 @@ class PinnedSession implements SshSession {
     });
     client.on('close', () => {
       this.#closed = true;
+      for (const listener of this.#closeListeners.splice(0)) listener();
     });
+  }
+
+  async stream(command: SafeCommand, onLine: (line: string) => void): Promise<StreamingCommand> {
+    if (this.#closed) throw new ChatopsError('SSH_FAILED', `the SSH connection to ${hostLabel(this.target)} is closed`);
+    return streamCommand(this.client, hostLabel(this.target), command, onLine);
+  }
+
+  onClose(listener: () => void): void {
+    if (this.#closed) queueMicrotask(listener);
+    else this.#closeListeners.push(listener);
   }
 
   async exec(command: SafeCommand, options: ExecOptions = {}): Promise<CommandResult> {

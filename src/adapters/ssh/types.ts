@@ -32,9 +32,30 @@ export interface ExecOptions {
   timeoutMs?: number;
 }
 
+/** A long-running remote command whose stdout is read as it comes (`virsh event --loop`). */
+export interface StreamingCommand {
+  /** Settles when the command ends or the connection drops: its exit status and the start of its stderr. */
+  readonly done: Promise<StreamEnd>;
+  /** Ends the command (the channel closes; the remote process gets SIGHUP from sshd). */
+  stop(): void;
+}
+
+export interface StreamEnd {
+  /** Exit status; null when killed by a signal, or when the connection dropped first. */
+  code: number | null;
+  signal?: string;
+  stderr: string;
+  /** The SSH connection closed under the command (it did not end on its own). */
+  dropped: boolean;
+}
+
 export interface SshSession {
   readonly host: string;
   exec(command: SafeCommand, options?: ExecOptions): Promise<CommandResult>;
+  /** Runs a command with no timeout and hands each complete stdout line to `onLine`, as it arrives. */
+  stream(command: SafeCommand, onLine: (line: string) => void): Promise<StreamingCommand>;
+  /** Called once when the connection closes, for whatever reason. */
+  onClose(listener: () => void): void;
   close(): void;
 }
 
