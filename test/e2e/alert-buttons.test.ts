@@ -32,6 +32,8 @@ describe('alert buttons', () => {
   });
 
   const alert = () => emulator.channelMessages(LAB_CHANNELS.alerts).find((m) => !m.threadTs) as EmulatedMessage;
+  /** The epoch second of the alert's "last checked" date token, as the reader's Slack shows it. */
+  const lastChecked = (m: EmulatedMessage) => Number(/last checked <!date\^(\d+)\^/.exec(JSON.stringify(m.blocks))?.[1] ?? NaN);
   const button = (m: EmulatedMessage, actionId: string) =>
     (m.blocks as { type: string; elements?: { action_id: string; value?: string }[] }[]).flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId);
 
@@ -49,14 +51,16 @@ describe('alert buttons', () => {
     expect(world.maas.calls.filter((c) => c.method !== 'GET')).toEqual([]);
   });
 
-  // Skipped: since alerts show their verdict and age only, a re-check that finds the same drift leaves
-  // the alert message as it was, and this test waits for an edit; whether a re-check should still edit
-  // the alert (to show when it was last checked) is open. Named in the closing note.
-  it.skip('"Re-check now" runs the scan again: the same alert is updated, not posted twice', async () => {
+  it('"Re-check now" runs the scan again: the same alert is edited to show the new check time, not posted twice', async () => {
     const updates = alert().updates.length;
+    const checkedBefore = lastChecked(alert());
     const recheck = button(alert(), ALERT_ACTIONS.recheck);
+    const clickedAt = Date.now();
     await emulator.clickButton({ appUrl, actionId: ALERT_ACTIONS.recheck, value: recheck?.value ?? '', user: LAB_USERS.operator, channel: LAB_CHANNELS.alerts, messageTs: alert().ts });
     await emulator.waitFor(() => alert().updates.length > updates, { timeoutMs: 20_000, description: 'the alert updated' });
+    expect(lastChecked(alert())).toBeGreaterThan(checkedBefore);
+    expect(lastChecked(alert())).toBeGreaterThanOrEqual(Math.floor(clickedAt / 1000));
+    expect(alert().text).toMatch(/^CRITICAL: .*\(mac-diff site-b\)$/);
     const alertPosts = emulator.channelMessages(LAB_CHANNELS.alerts).filter((m) => !m.threadTs && m.via === 'chat.postMessage' && /mac-diff site-b/.test(JSON.stringify(m.blocks)));
     expect(alertPosts).toHaveLength(1);
   });

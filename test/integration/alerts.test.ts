@@ -63,7 +63,8 @@ interface Runner {
   redis: Redis;
   sender: SlackGateway;
   store: AlertStore;
-  scan(): Promise<unknown>;
+  /** A scheduled scan, or with `requestedBy` one someone asked for. */
+  scan(requestedBy?: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -100,7 +101,7 @@ async function lab(options: { quietMs?: number; audit?: AuditInput[] } = {}) {
       redis.disconnect();
     };
     cleanups.push(close);
-    return { redis, sender, store, scan: () => job.run(ctx, { check: 'mac-diff', target: 'site-b' }), close };
+    return { redis, sender, store, scan: (requestedBy) => job.run(ctx, { check: 'mac-diff', target: 'site-b', ...(requestedBy ? { requestedBy } : {}) }), close };
   }
   return { slack, fake, clock, runner, prefix };
 }
@@ -109,6 +110,8 @@ const topLevel = (slack: SlackEmulator): EmulatedMessage[] => slack.channelMessa
 /** The alert's thread lines for its transitions; the evidence replies posted with it are `evidence`. */
 const thread = (slack: SlackEmulator, ts: string): EmulatedMessage[] => slack.channelMessages(ALERTS).filter((m) => m.threadTs === ts && !m.text.startsWith('Evidence for '));
 const evidence = (slack: SlackEmulator, ts: string): EmulatedMessage[] => slack.channelMessages(ALERTS).filter((m) => m.threadTs === ts && m.text.startsWith('Evidence for '));
+/** The epoch second of the alert's "last checked" date token. */
+const lastChecked = (m: EmulatedMessage) => Number(/last checked <!date\^(\d+)\^/.exec(JSON.stringify(m.blocks))?.[1] ?? NaN);
 const actionIds = (m: EmulatedMessage | undefined) =>
   (m?.blocks ?? []).flatMap((b) => ((b as { type: string }).type === 'actions' ? (b as { elements: { action_id: string }[] }).elements.map((e) => e.action_id) : []));
 
@@ -135,7 +138,7 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     const { slack, fake, clock, runner } = await lab();
     const w = runner();
     fake.findings = drifts(3);
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 7; i++) {
       await w.scan();
       clock.now += 60_000;
     }
@@ -143,27 +146,56 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     const alert = topLevel(slack)[0]!;
     expect(alert.text).toBe('CRITICAL: 3 machines have drifted MACs (mac-diff site-b)');
     expect(actionIds(alert)).toEqual(['alert_plan_fix', 'alert_recheck', 'alert_silence']);
-    expect(alert.updates).toHaveLength(4);
+    // Six scheduled scans that found the same: one edit, when its "last checked" was 5 minutes old (DEFAULT_REFRESH_MS).
+    expect(alert.updates).toHaveLength(1);
+    expect(lastChecked(alert)).toBe(Math.floor((clock.now - 2 * 60_000) / 1000));
     expect(thread(slack, alert.ts)).toHaveLength(0);
     // Posted once with the alert: its findings whole, in its thread; five scans add none.
     expect(evidence(slack, alert.ts)).toHaveLength(1);
     expect(JSON.stringify(evidence(slack, alert.ts)[0]!.blocks)).toContain('`MAC_DRIFT` *critical*');
-    expect(JSON.stringify(alert.blocks)).toContain('Open for 4m');
+    expect(JSON.stringify(alert.blocks)).toContain('Open for 5m');
     expect((await w.store.open()).map((a) => [a.check, a.target, a.kind])).toEqual([['mac-diff', 'site-b', 'drift']]);
 
     clock.now += 60_000;
     fake.findings = [];
     await w.scan();
     expect(topLevel(slack)).toHaveLength(1);
-    expect(alert.text).toBe('RESOLVED after 6m: 3 machines have drifted MACs (mac-diff site-b)');
+    expect(alert.text).toBe('RESOLVED after 8m: 3 machines have drifted MACs (mac-diff site-b)');
     expect(actionIds(alert)).toEqual([]);
-    expect(thread(slack, alert.ts).map((m) => m.text)).toEqual([expect.stringMatching(/Resolved: .* It lasted 6m\./)]);
+    expect(thread(slack, alert.ts).map((m) => m.text)).toEqual([expect.stringMatching(/Resolved: .* It lasted 8m\./)]);
     expect(await w.store.open()).toEqual([]);
 
     await w.scan();
-    expect(alert.updates).toHaveLength(5);
+    expect(alert.updates).toHaveLength(2);
     // The alert, its evidence reply, the resolved note: nothing more for a scan that changes nothing.
     expect(slack.calls.filter((c) => c.method === 'chat.postMessage')).toHaveLength(3);
+  });
+
+  it('a scan someone asked for edits the alert at once though it found the same; a scheduled one waits for the refresh', async () => {
+    const { slack, fake, clock, runner } = await lab();
+    const w = runner();
+    fake.findings = drifts(3);
+    await w.scan();
+    const alert = topLevel(slack)[0]!;
+    clock.now += 30_000;
+    await w.scan();
+    expect(alert.updates).toHaveLength(0);
+    clock.now += 30_000;
+    await w.scan('U0OPS1');
+    expect(alert.updates).toHaveLength(1);
+    expect(lastChecked(alert)).toBe(Math.floor(clock.now / 1000));
+    expect(topLevel(slack)).toHaveLength(1);
+  });
+
+  it('a scan someone asked for while another runs waits for it and then runs; a scheduled one is skipped', async () => {
+    const { fake, runner } = await lab();
+    const w = runner();
+    fake.findings = drifts(3);
+    fake.delayMs = 150;
+    await Promise.all([w.scan(), w.scan('U0OPS1')]);
+    expect(fake.runs).toBe(2);
+    await Promise.all([w.scan(), w.scan()]);
+    expect(fake.runs).toBe(3);
   });
 
   it('a site-wide storm of 12 drifted machines is one message counting them, its thread listing them', async () => {
@@ -260,14 +292,16 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     await w.scan();
     expect(topLevel(slack)).toHaveLength(1);
 
-    // Silenced mid-incident: the message still updates in place, but the thread stays quiet.
+    // Silenced mid-incident: the next scan shows it though it found the same.
     await w.store.silence({ target: 'site-b', by: 'U0LEAD1', at: clock.now, until: clock.now + 3600_000 });
-    fake.findings = drifts(4);
     await w.scan();
     const [alert] = topLevel(slack);
+    expect(JSON.stringify(alert!.blocks)).toContain('silenced by <@U0LEAD1>');
+    // The message still updates in place, but the thread stays quiet.
+    fake.findings = drifts(4);
+    await w.scan();
     expect(topLevel(slack)).toHaveLength(1);
     expect(alert!.text).toMatch(/^CRITICAL: 4 machines/);
-    expect(JSON.stringify(alert!.blocks)).toContain('silenced by <@U0LEAD1>');
 
     // An expired silence no longer mutes.
     clock.now += 2 * 3600_000;
@@ -308,7 +342,8 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     const outcomes = await Promise.all(reconcilers.map((r) => r.reconcile('mac-diff', 'site-b', reports)));
     expect(outcomes.map((o) => o[0]!.event).sort()).toEqual(['opened', 'unchanged', 'unchanged']);
     expect(topLevel(slack)).toHaveLength(1);
-    expect(topLevel(slack)[0]!.updates).toHaveLength(2);
+    // The two that found it open had nothing the message does not already show.
+    expect(topLevel(slack)[0]!.updates).toHaveLength(0);
   });
 
   it('a worker restarted mid-incident updates the open alert instead of posting again', async () => {
@@ -319,7 +354,7 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     await before.close();
 
     const after = runner();
-    await after.scan();
+    await after.scan('U0OPS1');
     fake.findings = drifts(4);
     await after.scan();
     expect(topLevel(slack)).toHaveLength(1);
@@ -340,7 +375,7 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
     expect(topLevel(slack)).toHaveLength(1);
 
     topLevel(slack)[0]!.deleted = true;
-    await w.scan();
+    await w.scan('U0OPS1');
     expect(topLevel(slack).filter((m) => !m.deleted)).toHaveLength(1);
     expect((await w.store.open())[0]?.ts).toBe(topLevel(slack)[1]!.ts);
   });

@@ -92,6 +92,8 @@ async function lab() {
       log,
       redact,
       findJob: (n) => (n === 'mac-diff' ? fake.definition : undefined),
+      // Scans every few hundred ms: an unchanged alert's "last checked" is refreshed at most once a second.
+      refreshMs: 1000,
     });
     let closed = false;
     const close = async () => {

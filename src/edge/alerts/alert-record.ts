@@ -41,6 +41,10 @@ export interface AlertRecord {
   /** The Slack message, once posted. */
   channel?: string;
   ts?: string;
+  /** When its Slack message was last posted or edited: what the message shows is as of then. */
+  shownAt?: number;
+  /** The silence that message shows (its end), if any: a silence set or lifted since is news to show. */
+  shownSilenceUntil?: number;
   /** The last Slack call for it failed: the next reconcile brings the message up to date. */
   unsynced?: boolean;
 }

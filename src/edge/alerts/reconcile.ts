@@ -12,6 +12,14 @@ import { observeScan, type KindObservation, type ScanObservation } from './obser
 import { transition, type AlertEvent } from './transition.ts';
 
 export const DEFAULT_QUIET_MS = 10 * 60_000;
+/**
+ * How stale an open alert's "last checked" may get before a scheduled scan that found the same
+ * thing edits it anyway. chat.update is Tier 3 (about 50 a minute for the workspace) and alert
+ * edits share the alert channel's one-a-second lane with new alerts: with an edit on every
+ * scheduled scan, 60 open alerts scanned every minute would keep that lane full. A scan someone
+ * asked for, and any scan that changed something, edits at once.
+ */
+export const DEFAULT_REFRESH_MS = 5 * 60_000;
 
 export interface AlertReconcilerOptions {
   store: AlertStore;
@@ -22,12 +30,19 @@ export interface AlertReconcilerOptions {
   /** A resolved alert that comes back within this re-opens its message; default 10 minutes. */
   quietMs?: number;
   now?: () => number;
+  /** An unchanged scheduled scan edits an alert shown longer ago than this; default 5 minutes. */
+  refreshMs?: number;
   /** How long a reconcile waits for another one of the same (check, target); default 60 s. */
   lockWaitMs?: number;
   /** Alerts opened, re-opened, changed and resolved go to the audit trail. */
   audit?: AuditLog;
   /** open_alerts by check, read from the store after every reconcile (so every process reports the shared state). */
   metrics?: Pick<Metrics, 'setOpenAlerts'>;
+}
+
+export interface ReconcileRequest {
+  /** Someone asked for this scan (a command, a Re-check click) and is watching the alert: it is edited even when nothing changed. */
+  requested?: boolean;
 }
 
 const AUDITED_EVENTS: readonly AlertEvent[] = ['opened', 'reopened', 'changed', 'resolved'];
@@ -53,15 +68,17 @@ const LOCK_TTL_MS = 30_000;
 export class AlertReconciler {
   readonly #o: AlertReconcilerOptions;
   readonly #quietMs: number;
+  readonly #refreshMs: number;
   readonly #now: () => number;
 
   constructor(options: AlertReconcilerOptions) {
     this.#o = options;
     this.#quietMs = options.quietMs ?? DEFAULT_QUIET_MS;
+    this.#refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
     this.#now = options.now ?? Date.now;
   }
 
-  async reconcile(check: string, target: string, reports: readonly Report[]): Promise<ReconcileOutcome[]> {
+  async reconcile(check: string, target: string, reports: readonly Report[], request: ReconcileRequest = {}): Promise<ReconcileOutcome[]> {
     const observation = observeScan(check, target, reports);
     const lock = await this.#o.store.reconcileLock(check, target, LOCK_TTL_MS, this.#o.lockWaitMs ?? 60_000);
     if (!lock) throw new Error(`alert state for ${check} ${target} stayed locked; another worker may be stuck`);
@@ -70,7 +87,7 @@ export class AlertReconciler {
       const now = this.#now();
       const silence = await this.#o.store.silenceFor(target, now);
       for (const seen of [observation.drift, observation.unchecked]) {
-        outcomes.push(await this.#apply(observation, seen, now, silence));
+        outcomes.push(await this.#apply(observation, seen, now, silence, request));
       }
     } finally {
       await lock.release();
@@ -91,7 +108,7 @@ export class AlertReconciler {
     }
   }
 
-  async #apply(observation: ScanObservation, seen: KindObservation, now: number, silence: Silence | undefined): Promise<ReconcileOutcome> {
+  async #apply(observation: ScanObservation, seen: KindObservation, now: number, silence: Silence | undefined, request: ReconcileRequest): Promise<ReconcileOutcome> {
     const { check, target } = observation;
     const id = alertIdOf(check, target, seen.kind);
     const prev = await this.#o.store.get(id);
@@ -102,10 +119,13 @@ export class AlertReconciler {
     if (t.event === 'none' && !t.record.unsynced) return outcome;
 
     let record: AlertRecord = { ...t.record };
+    const upToDate = t.event === 'unchanged' && !request.requested && !record.unsynced && shownLately(record, now, this.#refreshMs, silence);
     delete record.unsynced;
     const log = this.#o.log.child({ alert: id, check, target, kind: seen.kind, event: t.event });
     try {
-      if (record.ts && record.channel) {
+      if (upToDate) {
+        // The message says all there is but the time of this scan; a later scan refreshes it.
+      } else if (record.ts && record.channel) {
         record = await this.#updateExisting(record, now, silence, outcome);
         const note = threadNote(t.event, t.change, record, now);
         if (note && !muted && record.ts && record.channel && !outcome.posted) {
@@ -131,7 +151,7 @@ export class AlertReconciler {
     try {
       await this.#o.sender.update(record.channel!, record.ts!, renderAlert(record, now, silence));
       outcome.updated = true;
-      return record;
+      return shown(record, now, silence);
     } catch (err) {
       // Someone deleted the message: an open alert gets a new one rather than none.
       if (slackErrorOf(err) !== 'message_not_found') throw err;
@@ -157,8 +177,18 @@ export class AlertReconciler {
     const { ts } = await this.#o.sender.post(channel, renderAlert(record, now, silence));
     outcome.posted = true;
     if (ts) await this.#postEvidence(channel, ts, record);
-    return { ...record, channel, ts };
+    return shown({ ...record, channel, ts }, now, silence);
   }
+}
+
+function shown(record: AlertRecord, now: number, silence: Silence | undefined): AlertRecord {
+  const { shownSilenceUntil: _old, ...rest } = record;
+  return { ...rest, shownAt: now, ...(silence ? { shownSilenceUntil: silence.until } : {}) };
+}
+
+/** Its message was edited less than `refreshMs` ago and shows the silence there is now. */
+function shownLately(record: AlertRecord, now: number, refreshMs: number, silence: Silence | undefined): boolean {
+  return now - (record.shownAt ?? 0) < refreshMs && record.shownSilenceUntil === silence?.until;
 }
 
 function slackErrorOf(err: unknown): string | undefined {

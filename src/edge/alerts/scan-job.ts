@@ -40,18 +40,21 @@ export function createScanJob(deps: ScanDependencies): JobDefinition {
     run: async (ctx, data) => {
       const { check, target } = validScan(ctx, data);
       const triggered = Array.isArray(data.trigger);
+      const requested = typeof data.requestedBy === 'string' && data.requestedBy !== '';
       const definition = find(check);
       if (!definition) throw new UsageError(`no job "${check}" is registered`, 'This build cannot run that check; see src/features/registry.ts');
       const ttl = deps.lockTtlMs ?? 120_000;
-      // A scan the watch asked for saw a change the running one may have missed: it waits its turn.
-      const lock = await deps.store.scanLock(check, target, ttl, triggered ? ttl : 0);
+      // A scan the watch asked for saw a change the running one may have missed, and someone who
+      // asked (a command, a Re-check click) is waiting to see a scan made after they asked: both
+      // wait their turn. A scheduled one is skipped; the next is at most an interval away.
+      const lock = await deps.store.scanLock(check, target, ttl, triggered || requested ? ttl : 0);
       if (!lock) {
         ctx.log.info({ check, target }, 'scan skipped: the previous scan of this target is still running');
         return [];
       }
       try {
         const reports = redactDeep(await runCheck(ctx, definition, check, target), deps.redact);
-        await deps.reconciler.reconcile(check, target, reports);
+        await deps.reconciler.reconcile(check, target, reports, { requested });
         return reports;
       } finally {
         await lock.release();

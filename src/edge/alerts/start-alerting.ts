@@ -28,6 +28,8 @@ export interface AlertingOptions {
   redact: Redactor;
   /** A resolved alert that comes back within this re-opens its message; default 10 minutes. */
   quietMs?: number;
+  /** How stale an unchanged alert's "last checked" may get before a scheduled scan edits it (reconcile.ts DEFAULT_REFRESH_MS). */
+  refreshMs?: number;
   /** Scans run at once by this process; default 4. */
   concurrency?: number;
   /** Upsert and prune the schedulers at start; default true. */
@@ -74,6 +76,7 @@ export async function startAlerting(options: AlertingOptions): Promise<Alerting>
     channel,
     log,
     ...(options.quietMs !== undefined ? { quietMs: options.quietMs } : {}),
+    ...(options.refreshMs !== undefined ? { refreshMs: options.refreshMs } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
