@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { describeMaasErrorBody, MaasApiError } from '../../src/adapters/maas/maas-api-error.ts';
+import { SECRET_FIELD_SENTENCE, SECRET_MESSAGE_SENTENCE, submittedSecrets } from '../../src/adapters/maas/error-body-secrets.ts';
 import { describeError } from '../../src/core/errors.ts';
 import { createRedactor, MAX_SCANNED_CHARS } from '../../src/core/redact.ts';
 import { Secret } from '../../src/core/secret.ts';
@@ -10,7 +11,7 @@ import { machine, randomApiKey, scenario, startMaasSimulator, type MaasSimulator
 
 /*
  * Attacks through what MAAS sends back: text that made the redactor quadratic (issue 27, item 1)
- * and error bodies that are not JSON but quote a BMC password (item 3).
+ * and error bodies that quote a BMC password: not JSON (item 3), or a valid JSON form error.
  */
 
 const KEY = 'consumer0000:tokenkey0000:tokensecret0000000';
@@ -115,8 +116,24 @@ describe('a MAAS error body that is not JSON never shows an excerpt (item 3)', (
     expect(rows.map((r) => describeMaasErrorBody(r.body, KEY)).join('\n')).not.toMatch(/nosuchtoken|fixtureAdminTokenSecret/);
   });
 
-  it('a JSON body still loses its secret fields by key and keeps MAAS\'s words', () => {
-    expect(describeMaasErrorBody(`{"power_pass": "${PASS}", "k_g": "${PASS}", "__all__": ["No BMC."]}`, KEY)).toBe('{"__all__":["No BMC."]}');
+  it('a JSON body shows a fixed sentence for each secret field and keeps MAAS\'s other words', () => {
+    expect(JSON.parse(describeMaasErrorBody(`{"power_pass": "${PASS}", "k_g": "${PASS}", "__all__": ["No BMC."]}`, KEY))).toEqual({ power_pass: [SECRET_FIELD_SENTENCE], k_g: [SECRET_FIELD_SENTENCE], __all__: ['No BMC.'] });
+  });
+
+  it('end to end: a 400 form error whose JSON quotes the password reaches the caller without it', async () => {
+    const sim = await startMaasSimulator({ scenario: oneMachine(), apiKeys: [simKey] });
+    const client = createMaasClient({ name: 'region-a', url: sim.url, apiKey: new Secret(simKey, 'test') }, { backoffMs: 1, retries: 0 });
+    try {
+      sim.injectFaults({ status: 400, count: 1, body: { power_parameters: [`Power password: '${PASS}' is not valid.`], hostname: ['This field is required.'] } });
+      const err = await client.powerParameters().then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(MaasApiError);
+      const everything = [describeError(err), inspect(err, { depth: 5 }), JSON.stringify(err)].join('\n');
+      expect(everything).not.toContain(PASS);
+      expect((err as MaasApiError).body).toBe(JSON.stringify({ power_parameters: [SECRET_MESSAGE_SENTENCE], hostname: ['This field is required.'] }));
+    } finally {
+      await client.close();
+      await sim.close();
+    }
   });
 
   it('end to end: a 500 whose text body quotes the password reaches the caller without it', async () => {
@@ -133,5 +150,42 @@ describe('a MAAS error body that is not JSON never shows an excerpt (item 3)', (
       await client.close();
       await sim.close();
     }
+  });
+});
+
+describe('a valid-JSON MAAS form error that quotes a password (Django field -> messages)', () => {
+  const PASS = 'Bmc-Pa55-canary';
+  const cases: [string, string, unknown][] = [
+    ['a power_parameters message with the sub-field label (DictCharField: "Power password: …")', `{"power_parameters": ["Power password: '${PASS}' is not a valid choice."]}`, { power_parameters: [SECRET_MESSAGE_SENTENCE] }],
+    ['a form-wide message naming power_pass', `{"__all__": ["Invalid power_pass '${PASS}' for BMC"]}`, { __all__: [SECRET_MESSAGE_SENTENCE] }],
+    ['the K_g key by its label', `{"power_parameters": ["K_g BMC key: ${PASS} must be hexadecimal."], "zone": ["No such zone(s): x."]}`, { power_parameters: [SECRET_MESSAGE_SENTENCE], zone: ['No such zone(s): x.'] }],
+    ['a token secret by its label', `{"power_parameters": ["Proxmox API token secret: ${PASS}"]}`, { power_parameters: [SECRET_MESSAGE_SENTENCE] }],
+    ['a space for the underscore ("power pass")', `{"__all__": ["power pass ${PASS} rejected"]}`, { __all__: [SECRET_MESSAGE_SENTENCE] }],
+    ['a JSON list of messages (MAASAPIValidationError without error_dict)', `["Power password: ${PASS}", "Power user: too long"]`, [SECRET_MESSAGE_SENTENCE, 'Power user: too long']],
+    ['a secret key nested in a field', `{"power_parameters": {"power_pass": ["${PASS}"], "power_address": ["bad"]}}`, { power_parameters: { power_pass: [SECRET_FIELD_SENTENCE], power_address: ['bad'] } }],
+    ['a field that is itself a secret (k_g)', `{"k_g": ["'${PASS}' is too long"]}`, { k_g: [SECRET_FIELD_SENTENCE] }],
+  ];
+
+  it.each(cases)('%s: the password is not shown, a fixed sentence stands for that field', (_name, body, expected) => {
+    const shown = describeMaasErrorBody(body, KEY);
+    expect(shown).not.toContain(PASS);
+    expect(JSON.parse(shown)).toEqual(expected);
+  });
+
+  it('a message quoting a secret value this request submitted is replaced, whatever field it is under', () => {
+    const secrets = submittedSecrets([['power_parameters', JSON.stringify({ power_pass: PASS, power_user: 'admin' })], ['hostname', 'east-e01']]);
+    expect(secrets).toEqual([PASS]);
+    const shown = describeMaasErrorBody(`{"hostname": ["'${PASS}' is not valid."], "zone": ["'admin' is not a zone."]}`, KEY, secrets);
+    expect(JSON.parse(shown)).toEqual({ hostname: [SECRET_MESSAGE_SENTENCE], zone: ["'admin' is not a zone."] });
+  });
+
+  it("MAAS's recorded 3.4.10 JSON form errors are shown as MAAS wrote them, quoted values included", () => {
+    const rows = readFileSync(new URL('../fixtures/maas-3.4.10/error-answers.jsonl', import.meta.url), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { label: string; contentType: string; body: string });
+    const json = rows.filter((r) => r.contentType.startsWith('application/json'));
+    expect(json.map((r) => r.label)).toContain('iface-mac-malformed');
+    for (const row of json) expect(JSON.parse(describeMaasErrorBody(row.body, KEY)), row.label).toEqual(JSON.parse(row.body));
   });
 });

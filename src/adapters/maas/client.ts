@@ -4,6 +4,7 @@ import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import type { MaasRegionConfig } from '../../core/config.ts';
 import { ChatopsError } from '../../core/errors.ts';
 import { describeMaasErrorBody, MaasApiError } from './maas-api-error.ts';
+import { submittedSecrets } from './error-body-secrets.ts';
 import { readCappedBody } from './capped-body.ts';
 import { KeptTooLargeError, NotJsonError, readKeptJson } from './kept-json.ts';
 import { COUNT_ONLY, DISCOVERY_LIST, EVENT_PAGE, MACHINE_LIST, POWER_PARAMETERS, type KeptShape } from './kept-shapes.ts';
@@ -124,7 +125,7 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
       throw new MaasApiError({
         region: region.name,
         status: answer.status,
-        body: auth ? auth.text : describeMaasErrorBody(answer.text, apiKey),
+        body: auth ? auth.text : describeMaasErrorBody(answer.text, apiKey, submittedSecrets(spec.form)),
         method: spec.method,
         path: shownPath,
         ...(auth ? { auth } : {}),

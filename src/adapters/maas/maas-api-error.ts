@@ -2,7 +2,7 @@ import { ChatopsError } from '../../core/errors.ts';
 import { isRefusedSkew, MAAS_TIMESTAMP_THRESHOLD_S, readAuthRefusal, type AuthRefusal } from './auth-refusal.ts';
 import { createRedactor } from '../../core/redact.ts';
 import { knownMaasReason } from './maas-reasons.ts';
-import { withoutSecretFields } from './secret-fields.ts';
+import { withoutSecretMessages } from './error-body-secrets.ts';
 
 /** Longest MAAS message kept in an error; MAAS can answer with whole HTML pages. */
 const MAX_BODY_CHARS = 500;
@@ -96,24 +96,25 @@ export const MAX_PARSED_ERROR_BODY_CHARS = 64 * 1024;
 
 /**
  * The text an error body may show, decided before any of it is scanned: a JSON body (of at most
- * 64 KiB) is parsed and its secret fields dropped by key before it is printed again; a text body
+ * 64 KiB) is parsed, and each field that is a secret, whose messages name one, or that quotes one
+ * of `submittedSecrets` shows a fixed sentence instead (error-body-secrets.ts); a text body
  * shows only when it is exactly one of MAAS's own reasons (maas-reasons.ts); anything else (an
  * HTML page, a proxy's text, a driver message quoting a BMC password) is a fixed sentence, never
  * an excerpt. What is shown then passes the pattern redactor and loses every part of the API key.
  */
-export function describeMaasErrorBody(raw: string, apiKey: string): string {
+export function describeMaasErrorBody(raw: string, apiKey: string, submittedSecrets: readonly string[] = []): string {
   const text = raw.trim();
   if (!text) return '';
   if (text.length > MAX_PARSED_ERROR_BODY_CHARS) return `(MAAS's answer is not shown: ${Math.ceil(text.length / 1024)} KiB, more than an error is read)`;
-  const shown = jsonWithoutSecrets(text) ?? knownMaasReason(text);
+  const shown = jsonWithoutSecrets(text, submittedSecrets) ?? knownMaasReason(text);
   if (shown === undefined) return "(MAAS's answer is not shown: it is neither JSON nor one of MAAS's own reasons; the region's regiond.log has it)";
   return redactPatterns(scrubApiKey(shown, apiKey));
 }
 
-function jsonWithoutSecrets(text: string): string | undefined {
+function jsonWithoutSecrets(text: string, submittedSecrets: readonly string[]): string | undefined {
   if (!/^[[{]/.test(text)) return undefined;
   try {
-    return JSON.stringify(withoutSecretFields(JSON.parse(text) as unknown));
+    return JSON.stringify(withoutSecretMessages(JSON.parse(text) as unknown, submittedSecrets));
   } catch {
     return undefined;
   }
