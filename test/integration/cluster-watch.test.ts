@@ -4,9 +4,11 @@ import { MAAS_CLUSTER_PLURAL, MAAS_MACHINE_PLURAL } from '../../src/adapters/kub
 import { parseConfigText } from '../../src/core/config.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import { startClusterWatches, type ClusterWatches } from '../../src/edge/alerts/cluster-watch.ts';
+import { controllerLineReader } from '../../src/edge/alerts/watch-scans.ts';
+import { createRealAdapters } from '../../src/adapters/real-adapters.ts';
 import { dnsHash, EMPTY_SET_HASH } from '../../src/features/dns/dns-hash.ts';
 import type { WatchTrigger } from '../../src/features/dns/watch-triggers.ts';
-import { kubeconfigFor, maasClusterObject, maasMachineObject, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
+import { controllerDeployment, kubeconfigFor, maasClusterObject, maasMachineObject, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
 import { waitUntil } from '../helpers/redis.ts';
 
 // Real parts: client-node's informer (ListWatch and Watch over undici) against the Kubernetes API
@@ -25,6 +27,8 @@ interface Scan {
   key: string;
 }
 
+const texts = new WeakMap<Scan, string[]>();
+
 interface World {
   sim: KubeSimulator;
   watches: ClusterWatches;
@@ -41,9 +45,13 @@ function cp(name: string, powered = true, ip = CP_IP) {
   return maasMachineObject({ name, cluster: 'prod', controlPlane: true, systemId: `s-${name}`, externalIps: [ip], powered });
 }
 
-async function world(options: { silentAfterMs?: number; bookmarkMs?: number; debounceMs?: number } = {}): Promise<World> {
+async function world(options: { silentAfterMs?: number; bookmarkMs?: number; debounceMs?: number; controllerImage?: string } = {}): Promise<World> {
   const sim = await startKubeSimulator({
-    state: { maasClusters: [cluster()], maasMachines: [cp('prod-cp-0'), maasMachineObject({ name: 'prod-w-0', cluster: 'prod', systemId: 'w0', externalIps: ['10.11.135.41'] })] },
+    state: {
+      maasClusters: [cluster()],
+      maasMachines: [cp('prod-cp-0'), maasMachineObject({ name: 'prod-w-0', cluster: 'prod', systemId: 'w0', externalIps: ['10.11.135.41'] })],
+      ...(options.controllerImage ? { deployments: [controllerDeployment(options.controllerImage)] } : {}),
+    },
   });
   sim.watches.bookmarkIntervalMs = options.bookmarkMs ?? 60_000;
   cleanups.push(() => sim.close());
@@ -67,8 +75,11 @@ async function world(options: { silentAfterMs?: number; bookmarkMs?: number; deb
         await new Promise((r) => setTimeout(r, 5));
       },
     },
+    ...(options.controllerImage ? { controllerLine: controllerLineReader(createRealAdapters(config)) } : {}),
     scan: async (target: string, triggers: WatchTrigger[], key: string) => {
-      scans.push({ target, codes: triggers.map((t) => t.kind), key });
+      const scan = { target, codes: triggers.map((t) => t.kind), key };
+      texts.set(scan, triggers.map((t) => t.text));
+      scans.push(scan);
     },
   });
   cleanups.push(() => watches.close());
@@ -93,6 +104,21 @@ describe('watching the management cluster (real informer, simulated API server)'
     // The watch asked for bookmarks and a server-side timeout, and only for control-plane machines.
     const machineWatch = w.sim.calls.find((c) => c.path.endsWith(`/${MAAS_MACHINE_PLURAL}`) && c.query.watch === 'true');
     expect(machineWatch?.query).toMatchObject({ allowWatchBookmarks: 'true', labelSelector: 'cluster.x-k8s.io/control-plane', timeoutSeconds: '300' });
+  });
+
+  it.each([
+    { image: 'v0.6.1', stopped: /this release empties the record until one runs again, then fills it \(no hash cache\)$/ },
+    { image: 'v0.6.1-spectro-4.9.1', stopped: /this release PUTs the empty set and caches it, so the record is wiped for good$/ },
+    { image: 'v0.6.1-spectro-4.9.2', stopped: /this release keeps the records, which now point at a stopped machine$/ },
+  ])('says what the last control plane stopping does to the record for the controller it reads ($image)', async ({ image, stopped }) => {
+    const w = await world({ controllerImage: `gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:${image}` });
+    // The line is read from the controller Deployment once the watch starts.
+    await waitUntil(() => w.sim.calls.some((c) => c.path.endsWith('/deployments/capmaas-controller-manager')));
+    await new Promise((r) => setTimeout(r, 100));
+    w.sim.apply(MAAS_MACHINE_PLURAL, cp('prod-cp-0', false));
+    await waitUntil(() => w.scans.length > 0);
+    expect(w.scans.map((s) => s.codes)).toEqual([['last-cp-stopped']]);
+    expect(texts.get(w.scans[0]!)).toEqual([expect.stringMatching(stopped)]);
   });
 
   it('debounces a burst into one scan carrying every reason: the last control plane stopping, then the hash emptied', async () => {

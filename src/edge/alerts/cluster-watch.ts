@@ -4,6 +4,7 @@ import type { WatchHealth } from '../../adapters/kube/resource-watch.ts';
 import type { ClusterConfig, Config } from '../../core/config.ts';
 import { describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
+import type { ControllerLine } from '../../features/dns/controller-version.ts';
 import { clusterWatchView, watchTriggers, type ClusterWatchView, type WatchTrigger } from '../../features/dns/watch-triggers.ts';
 
 /** One cluster's watch health, as /readyz shows it. */
@@ -25,6 +26,11 @@ export interface ClusterWatchOptions {
    * same change, so several workers watching one cluster queue one scan.
    */
   scan: (target: string, triggers: WatchTrigger[], key: string) => Promise<void>;
+  /**
+   * The controller's release line (from its Deployment's image), read when the watch starts and
+   * again after each scan it asks for; null when unknown. Without it the reasons name no line.
+   */
+  controllerLine?: (cluster: ClusterConfig) => Promise<ControllerLine | null>;
   /** Changes this close together make one scan; default 500 ms. */
   debounceMs?: number;
   informer?: Omit<CapmaasWatchOptions, 'onChange' | 'onRestart' | 'onError'>;
@@ -66,6 +72,15 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
   let looking = false;
   let closed = false;
   let watch: CapmaasWatch;
+  let line: ControllerLine | null = null;
+  const learnLine = () => {
+    options.controllerLine?.(cluster).then(
+      (l) => {
+        line = l;
+      },
+      (err: unknown) => log.debug({ err: describeError(err) }, 'could not read the controller image; trigger reasons name no release line'),
+    );
+  };
 
   const look = () => {
     if (looking || closed) return;
@@ -80,7 +95,7 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
   const evaluate = () => {
     if (closed || !watch.synced()) return;
     const view = clusterWatchView(cluster.maasCluster, watch.maasClusters(), watch.maasMachines());
-    const triggers = watchTriggers(last, view);
+    const triggers = watchTriggers(last, view, line);
     last = view;
     if (!triggers.length) return;
     log.info({ triggers: triggers.map((t) => t.kind) }, 'management cluster changed: dns-check runs now');
@@ -95,6 +110,8 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
     options.scan(cluster.name, triggers, key).catch((err: unknown) => {
       log.warn({ err: describeError(err) }, 'could not queue the dns-check the watch asked for; the scheduled scan still runs');
     });
+    // An upgrade changes what the next change means.
+    learnLine();
   };
 
   try {
@@ -113,6 +130,7 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
     return { health: () => ({ cluster: cluster.name, healthy: false, error }), close: async () => undefined };
   }
   watch.start();
+  learnLine();
   return {
     health: () => {
       const resources = watch.health();

@@ -1,10 +1,11 @@
 import type { Registry } from 'prom-client';
 import type { Adapters } from '../../adapters/adapters.ts';
-import type { Config, WatchConfig } from '../../core/config.ts';
+import type { ClusterConfig, Config, WatchConfig } from '../../core/config.ts';
 import type { Logger } from '../../core/log.ts';
 import type { QueuedData } from '../../engine/job-types.ts';
 import type { EnqueueOptions } from '../../engine/queue/job-queues.ts';
 import { registerWatchMetrics } from '../../engine/watch-metrics.ts';
+import { controllerReleaseOf, type ControllerLine } from '../../features/dns/controller-version.ts';
 import { SCAN_JOB } from '../../features/registry.ts';
 import { startClusterWatches, type ClusterWatches } from './cluster-watch.ts';
 
@@ -35,6 +36,7 @@ export function startWatchScans(options: WatchScansOptions): ClusterWatches | un
     watchCapmaas: (cluster, o) => watchCapmaas.call(options.adapters, cluster, o),
     log: options.log,
     debounceMs: settings.debounceMs,
+    controllerLine: controllerLineReader(options.adapters),
     informer: { silentAfterMs: settings.silentAfterMs, relistEveryMs: settings.relistEveryMs },
     // Restarts come later, from the informers' callbacks: metrics exists by then.
     onRestart: (resource, reason) => metrics.recordRestart(resource, reason),
@@ -49,6 +51,14 @@ export function startWatchScans(options: WatchScansOptions): ClusterWatches | un
     ),
   );
   return watches;
+}
+
+/** The release line of a cluster's controller, from its Deployment's image (the same read dns-check makes). */
+export function controllerLineReader(adapters: Adapters): (cluster: ClusterConfig) => Promise<ControllerLine | null> {
+  return async (cluster) => {
+    const image = await adapters.kube(cluster).getDeploymentImage(cluster.controller.namespace, cluster.controller.deployment);
+    return image ? (controllerReleaseOf(image)?.line ?? null) : null;
+  };
 }
 
 /** /readyz's detail: each cluster's watch, without deciding readiness (the scheduled scans still run). */

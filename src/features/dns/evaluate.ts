@@ -5,13 +5,7 @@ import { probeFailed, type Finding, type Severity } from '../../core/report.ts';
 import type { ClientView } from './client-view.ts';
 import { clientViewFinding } from './client-view-finding.ts';
 import { invalidCidrs } from './cidr.ts';
-import {
-  controllerVersionOf,
-  FIXED_CONTROLLER_VERSION,
-  isFixedControllerVersion,
-  isVulnerableControllerVersion,
-  VULNERABLE_CONTROLLER_RANGES,
-} from './controller-version.ts';
+import { controllerReleaseOf, FIXED_CONTROLLER_VERSION, VULNERABLE_CONTROLLER_RANGES, type ControllerRelease } from './controller-version.ts';
 import { computeDesiredSet, type ControlPlaneMachine, type DesiredSet } from './desired-set.ts';
 import { compareStrings, EMPTY_SET_HASH } from './dns-hash.ts';
 
@@ -110,21 +104,23 @@ interface Context {
   annotation: string | null;
   snapshot: DnsSnapshot;
   controllerImage: string | null;
-  controllerState: 'vulnerable' | 'fixed' | 'unknown';
+  /** The release line (controller-version.ts), by its effect on the record. */
+  controllerState: 'vulnerable' | 'fixed' | 'no-hash-cache' | 'unknown';
+  release: ControllerRelease | null;
   /** The image, or why it is unknown: for evidence. */
   controllerEvidence: string;
 }
 
 function buildContext(snapshot: DnsSnapshot, maasCluster: MaasClusterObject, fqdn: string): Context {
   const controllerImage = snapshot.controller && 'image' in snapshot.controller ? snapshot.controller.image : null;
-  const version = controllerImage ? controllerVersionOf(controllerImage) : null;
-  const controllerState = !version
+  const release = controllerImage ? controllerReleaseOf(controllerImage) : null;
+  const controllerState = !release
     ? 'unknown'
-    : isVulnerableControllerVersion(version)
+    : release.line === 'unguarded-hash-cache'
       ? 'vulnerable'
-      : isFixedControllerVersion(version)
+      : release.line === 'guarded-hash-cache'
         ? 'fixed'
-        : 'unknown';
+        : 'no-hash-cache';
   return {
     cluster: snapshot.cluster,
     fqdn,
@@ -133,6 +129,7 @@ function buildContext(snapshot: DnsSnapshot, maasCluster: MaasClusterObject, fqd
     snapshot,
     controllerImage,
     controllerState,
+    release,
     controllerEvidence: describeController(snapshot.controller),
   };
 }
@@ -157,20 +154,20 @@ function notManaged(snapshot: DnsSnapshot, maasCluster: MaasClusterObject): Find
 
 function controllerFindings(ctx: Context): Finding[] {
   if (ctx.controllerState !== 'vulnerable' || !ctx.controllerImage) return [];
-  const version = controllerVersionOf(ctx.controllerImage);
+  const version = ctx.release;
   return [
     {
       code: 'DNS_CONTROLLER_VULNERABLE',
       severity: 'warning',
       subject: ctx.controllerImage,
-      summary: `The controller runs ${version?.text ?? 'a release'}, a release that caches the DNS hash without the empty-set guard (PCP-6608): a brief control-plane power-off can wipe ${ctx.fqdn} for good`,
+      summary: `The controller runs ${version?.version ?? 'a release'}, a release that caches the DNS hash without the empty-set guard (PCP-6608): a brief control-plane power-off can wipe ${ctx.fqdn} for good`,
       evidence: {
         image: ctx.controllerImage,
-        version: version?.text ?? null,
+        version: version?.version ?? null,
         vulnerable: VULNERABLE_CONTROLLER_RANGES,
         fixedIn: FIXED_CONTROLLER_VERSION,
       },
-      fix: upgradeText(),
+      fix: UPGRADE_TEXT,
     },
   ];
 }
@@ -180,9 +177,7 @@ function machineFindings(ctx: Context): Finding[] {
   if (desired.ips.length > 0 || desired.existingCount === 0) return [];
   const machines = machinesEvidence(desired.controlPlane);
   const recordedIps = recordedOf(ctx);
-  const guard = ctx.controllerState === 'fixed'
-    ? 'the fixed controller leaves the record as it is'
-    : `an unpatched controller (${VULNERABLE_CONTROLLER_RANGES.join(', ')}) would PUT the empty set and wipe the record now`;
+  const guard = guardText(ctx);
   if (desired.runningCount === 0) {
     return [
       {
@@ -193,7 +188,9 @@ function machineFindings(ctx: Context): Finding[] {
         evidence: { fqdn: ctx.fqdn, machines, recorded: recordedIps, desired: [] },
         fix: joinFix([
           `Bring a control-plane machine back (${names(desired.controlPlane.filter((m) => !m.deleting))}): power it on in MAAS and wait for the MaasMachine to report Deployed and powered`,
-          'Leave the DNS record as it is: there is no IP to put in it yet',
+          ctx.controllerState === 'no-hash-cache'
+            ? 'The record fills again by itself on the reconcile that follows (the MaasMachine change triggers one): nothing to repair in DNS'
+            : 'Leave the DNS record as it is: there is no IP to put in it yet',
           ctx.controllerState === 'fixed' ? null : upgradeText(ctx.controllerState),
         ]),
       },
@@ -288,15 +285,19 @@ function singleRecordFindings(ctx: Context, resource: DnsResource): Finding[] {
 
   if (noControlPlane) findings.push(noControlPlaneFinding(ctx, recorded));
 
-  if (recorded.length === 0 && !noControlPlane) {
+  if (recorded.length === 0 && !noControlPlane && healsWhenCpRuns(ctx)) {
+    findings.push(emptyUntilCpRuns(ctx, resource));
+  } else if (recorded.length === 0 && !noControlPlane) {
     findings.push({
       code: 'DNS_RECORD_EMPTY',
       severity: 'critical',
       subject: fqdn,
-      summary: `MAAS DNS resource ${resource.id} for ${fqdn} holds no A/AAAA record: the API server name resolves to nothing`,
+      summary: `MAAS DNS resource ${resource.id} for ${fqdn} holds no A/AAAA record: the API server name resolves to nothing${emptyRecordCause(ctx)}`,
       evidence: { fqdn, resourceId: resource.id, recorded, desired: desired.ips, machines: machinesEvidence(desired.controlPlane) },
       fix: restoreFix(ctx),
     });
+  } else if (preserving && desired.runningCount === 0 && recorded.length > 0 && goneIps(ctx, recorded).length > 0) {
+    findings.push(staleRecords(ctx, resource, recorded));
   } else if (differs && !preserving && recorded.length > 0) {
     const overlap = recorded.some((ip) => desired.ips.includes(ip));
     findings.push({
@@ -328,12 +329,14 @@ function singleRecordFindings(ctx: Context, resource: DnsResource): Finding[] {
   if (annotation !== null && desired.ips.length > 0 && desired.hashes.includes(annotation) && differs) {
     findings.push({
       code: 'DNS_HASH_MASKS_DRIFT',
-      severity: ctx.controllerState === 'fixed' ? 'warning' : 'critical',
+      severity: ctx.controllerState === 'fixed' || ctx.controllerState === 'no-hash-cache' ? 'warning' : 'critical',
       subject: fqdn,
       summary:
         ctx.controllerState === 'fixed'
           ? `The last-applied hash equals the hash of the desired set while MAAS differs; this controller release re-syncs on its next reconcile`
-          : `The last-applied hash equals the hash of the desired set while MAAS differs: an unpatched controller returns before asking MAAS and will never repair ${fqdn}`,
+          : ctx.controllerState === 'no-hash-cache'
+            ? `The last-applied hash equals the hash of the desired set while MAAS differs, but ${releaseName(ctx)} keeps no hash cache: the annotation is left from another release and masks nothing; the controller PUTs the desired set on its next reconcile`
+            : `The last-applied hash equals the hash of the desired set while MAAS differs: an unpatched controller returns before asking MAAS and will never repair ${fqdn}`,
       evidence: { fqdn, annotation, annotationMeaning: meaningOf(ctx), recorded, desired: desired.ips, controller: ctx.controllerEvidence },
       fix: restoreFix(ctx),
     });
@@ -355,8 +358,11 @@ function emptyHashCached(ctx: Context, recorded: string[] | null, severity: Seve
   const wiped = recorded !== null && recorded.length === 0;
   // CAPMAAS v4.8.0+ (controllers/maascluster_controller.go reconcileDNSAttachments) returns early only
   // when the desired set's hash equals the cached one, and its MaasCluster reconcile watches MaasMachines.
+  if (ctx.controllerState === 'no-hash-cache') return leftoverEmptyHash(ctx, recorded);
   const selfRecovery =
-    ctx.desired.ips.length === 0
+    ctx.controllerState === 'fixed'
+      ? guardedSelfRecovery(ctx)
+      : ctx.desired.ips.length === 0
       ? 'while no running control-plane machine has an IP the desired set stays empty, its hash equals the cached one, and the controller leaves the record so: it will not self-recover until one does'
       : `the desired set (${ctx.desired.ips.join(', ')}) hashes differently, so the controller re-applies it when it next reconciles (a MaasMachine change triggers one); the record is still empty, so it has not, and a controller that cannot reconcile (one running inside this cluster cannot reach its API server while the name resolves to nothing) will not`;
   return {
@@ -364,7 +370,7 @@ function emptyHashCached(ctx: Context, recorded: string[] | null, severity: Seve
     severity,
     subject: ctx.fqdn,
     summary: wiped
-      ? `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set: the controller applied an empty IP set to ${ctx.fqdn} and cached it; ${selfRecovery}`
+      ? `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set: the controller applied an empty IP set to ${ctx.fqdn} and cached it${ctx.controllerState === 'vulnerable' ? ` (the PCP-6608 wipe: ${releaseName(ctx)} has no empty-set guard)` : ''}; ${selfRecovery}`
       : `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set: an empty IP set was applied to ${ctx.fqdn} at some point (PCP-6608 trace)`,
     evidence: {
       fqdn: ctx.fqdn,
@@ -400,10 +406,117 @@ function restoreFix(ctx: Context): string {
   return joinFix([`\`/maas fix-dns ${ctx.cluster}\` puts ${ctx.desired.ips.join(', ')} back on ${ctx.fqdn} and refreshes the hash`, upgrade]);
 }
 
-function upgradeText(state: Context['controllerState'] = 'vulnerable'): string {
+const UPGRADE_TEXT = `upgrade the controller (cluster-api-provider-maas) to ${FIXED_CONTROLLER_VERSION} or later`;
+
+/** None for a release that caches nothing or has the guard: upgrading is not the step there. */
+function upgradeText(state: Context['controllerState'] = 'vulnerable'): string | null {
+  if (state === 'no-hash-cache' || state === 'fixed') return null;
   return state === 'vulnerable'
-    ? `upgrade the controller (cluster-api-provider-maas) to ${FIXED_CONTROLLER_VERSION} or later`
+    ? UPGRADE_TEXT
     : `make sure the controller (cluster-api-provider-maas) runs ${FIXED_CONTROLLER_VERSION} or later: earlier releases cache an empty set`;
+}
+
+/** What the controller does to the record while no control-plane machine has an IP, by its line. */
+function guardText(ctx: Context): string {
+  switch (ctx.controllerState) {
+    case 'fixed':
+      return 'the fixed controller leaves the record as it is';
+    case 'no-hash-cache':
+      return `${releaseName(ctx)} keeps no hash cache: it empties the record now and fills it again when a control-plane machine runs`;
+    case 'vulnerable':
+      return `${releaseName(ctx)} PUTs the empty set and caches its hash: the record is wiped and stays wiped (PCP-6608)`;
+    default:
+      return `an unpatched controller (${VULNERABLE_CONTROLLER_RANGES.join(', ')}) would PUT the empty set and wipe the record now`;
+  }
+}
+
+function releaseName(ctx: Context): string {
+  const r = ctx.release;
+  if (!r) return 'the controller';
+  return `the controller release ${r.version}${r.upstream ? ' (upstream)' : ''}`;
+}
+
+/** A release without the hash cache re-PUTs the running set on every reconcile. */
+function healsWhenCpRuns(ctx: Context): boolean {
+  return ctx.controllerState === 'no-hash-cache' && ctx.desired.runningCount === 0 && ctx.desired.existingCount > 0;
+}
+
+function emptyUntilCpRuns(ctx: Context, resource: DnsResource): Finding {
+  const waiting = ctx.desired.controlPlane.filter((m) => !m.deleting);
+  return {
+    code: 'DNS_RECORD_EMPTY',
+    severity: 'warning',
+    subject: ctx.fqdn,
+    summary: `MAAS DNS resource ${resource.id} for ${ctx.fqdn} holds no A/AAAA record, as expected while no control-plane machine runs: ${releaseName(ctx)} keeps no hash cache and PUTs the running set on every reconcile; it heals when a control-plane machine runs again`,
+    evidence: { fqdn: ctx.fqdn, resourceId: resource.id, recorded: [], desired: [], expected: true, healsWhen: 'a control-plane machine runs again', controller: ctx.controllerEvidence, machines: machinesEvidence(ctx.desired.controlPlane) },
+    fix: `Bring a control-plane machine back (${names(waiting)}); the controller's next reconcile (the MaasMachine change triggers one) writes its IP, so no DNS repair is needed`,
+  };
+}
+
+function emptyRecordCause(ctx: Context): string {
+  if (ctx.controllerState !== 'no-hash-cache' || ctx.desired.ips.length === 0) return '';
+  return `; ${releaseName(ctx)} keeps no hash cache and PUTs the running set on every reconcile, so it has not reconciled since (is capmaas-controller-manager running, and can it reach MAAS?)`;
+}
+
+/** Recorded IPs that belong to no control-plane machine still in the cluster. */
+function goneIps(ctx: Context, recorded: readonly string[]): string[] {
+  const known = new Set(ctx.desired.controlPlane.filter((m) => !m.deleting).flatMap((m) => m.externalIps));
+  return recorded.filter((ip) => !known.has(ip));
+}
+
+function staleRecords(ctx: Context, resource: DnsResource, recorded: string[]): Finding {
+  const gone = goneIps(ctx, recorded);
+  const waiting = ctx.desired.controlPlane.filter((m) => !m.deleting);
+  const why =
+    ctx.controllerState === 'fixed'
+      ? `${releaseName(ctx)} keeps the records while a control-plane machine exists but none runs, so they stay until one does`
+      : 'the controller writes the running set only once a control-plane machine runs';
+  return {
+    code: 'DNS_DRIFT',
+    severity: 'critical',
+    subject: ctx.fqdn,
+    summary: `MAAS holds ${recorded.join(', ')} for ${ctx.fqdn}: stale, ${gone.join(', ')} ${gone.length === 1 ? 'is the address' : 'are the addresses'} of no control-plane machine still in the cluster; ${why}`,
+    evidence: {
+      fqdn: ctx.fqdn,
+      resourceId: resource.id,
+      recorded,
+      desired: [],
+      missing: [],
+      stale: gone,
+      controller: ctx.controllerEvidence,
+      machines: machinesEvidence(ctx.desired.controlPlane),
+    },
+    fix: joinFix([
+      `Bring a control-plane machine up (${names(waiting)}): once it runs the controller writes its IP over the stale records`,
+      'until then the API name points at machines that are gone (their addresses may be reused by other hosts)',
+    ]),
+  };
+}
+
+/** The guarded line caches the empty set only when no control-plane machine exists. */
+function guardedSelfRecovery(ctx: Context): string {
+  return ctx.desired.ips.length === 0
+    ? `${releaseName(ctx)} caches the empty set only when no control-plane machine exists (or the hash is from before an upgrade), and keeps the record while one exists; it fills the record when one runs`
+    : `the desired set (${ctx.desired.ips.join(', ')}) hashes differently, so ${releaseName(ctx)} re-applies it on its next reconcile (a MaasMachine change triggers one); the record is still empty, so it has not reconciled since`;
+}
+
+/** The empty-set hash beside a release that never reads it: a trace of an earlier release. */
+function leftoverEmptyHash(ctx: Context, recorded: string[] | null): Finding {
+  return {
+    code: 'DNS_EMPTY_HASH_CACHED',
+    severity: 'info',
+    subject: ctx.fqdn,
+    summary: `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set, left by an earlier release with the hash cache; ${releaseName(ctx)} keeps no hash cache and ignores it`,
+    evidence: {
+      fqdn: ctx.fqdn,
+      annotation: ctx.annotation,
+      annotationKey: LAST_APPLIED_DNS_HASH_ANNOTATION,
+      annotationMeaning: meaningOf(ctx),
+      recorded,
+      desired: ctx.desired.ips,
+      controller: ctx.controllerEvidence,
+    },
+  };
 }
 
 function joinFix(parts: (string | null)[]): string {
@@ -453,7 +566,11 @@ export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string |
   const has = (code: string) => findings.some((f) => f.code === code);
   const find = (code: string) => findings.find((f) => f.code === code);
   if (has('DNS_NOT_MANAGED')) return 'API DNS not managed by the controller (custom-dns-provided): nothing to check';
-  if (has('DNS_RECORD_EMPTY') && has('DNS_EMPTY_HASH_CACHED')) {
+  const empty = find('DNS_RECORD_EMPTY');
+  if (empty && empty.evidence.expected === true) {
+    return 'API record empty while no control-plane machine runs: expected with a controller that keeps no hash cache; it heals when one runs again';
+  }
+  if (has('DNS_RECORD_EMPTY') && find('DNS_EMPTY_HASH_CACHED')?.severity !== 'info' && has('DNS_EMPTY_HASH_CACHED')) {
     const desired = (find('DNS_EMPTY_HASH_CACHED')?.evidence as { desired?: string[] } | undefined)?.desired ?? [];
     return desired.length === 0
       ? 'API record WIPED, empty-set hash cached: no running control-plane machine has an IP, so the controller keeps it empty'
@@ -465,14 +582,18 @@ export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string |
   if (has('DNS_HASH_MASKS_DRIFT')) return 'API record DRIFTED and hidden by the hash cache: an unpatched controller will not repair it';
   const drift = find('DNS_DRIFT');
   if (drift && drift.severity !== 'info') {
-    const e = drift.evidence as { recorded?: string[]; desired?: string[] };
+    const e = drift.evidence as { recorded?: string[]; desired?: string[]; stale?: string[] };
+    if (e.desired?.length === 0 && e.stale?.length && !has('DNS_NO_CONTROL_PLANE')) {
+      return `API record STALE: MAAS holds ${e.recorded?.join(', ')}, the address of no control-plane machine still in the cluster; it stays until one runs`;
+    }
     return `API record DRIFTED: MAAS holds ${e.recorded?.join(', ')}, the control plane needs ${e.desired?.join(', ') || 'nothing'}`;
   }
   const probe = find('PROBE_FAILED');
   if (probe) return `Could not check: ${firstSentence(String(probe.evidence.reason))}`;
   if (has('DNS_CP_NOT_RUNNING')) return 'No control-plane machine runs: the API record is at risk of being wiped';
   if (has('DNS_CP_NO_IP_IN_SUBNETS')) return 'Control plane runs but has no IP in the preferred subnets: the API record is not maintained';
-  if (has('DNS_EMPTY_HASH_CACHED')) return 'API record healthy now, but the empty-set hash is cached: a wipe happened before';
+  const cached = find('DNS_EMPTY_HASH_CACHED');
+  if (cached && cached.severity !== 'info') return 'API record healthy now, but the empty-set hash is cached: a wipe happened before';
   if (has('DNS_CONTROLLER_VULNERABLE')) return 'API record healthy; the controller release is vulnerable to the DNS wipe (PCP-6608)';
   if (has('DNS_NO_CONTROL_PLANE')) return 'No control-plane machine: an empty API record is expected';
   const where = seen.fqdn ? `: ${seen.fqdn}${seen.recorded ? ` → ${seen.recorded.join(', ')}` : ''}` : '';

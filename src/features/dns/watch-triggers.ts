@@ -1,5 +1,6 @@
 import { CLUSTER_NAME_LABEL } from '../../adapters/kube/capmaas.ts';
 import type { MaasClusterObject, MaasMachineObject } from '../../adapters/kube/types.ts';
+import type { ControllerLine } from './controller-version.ts';
 import { EMPTY_SET_HASH } from './dns-hash.ts';
 import { isControlPlane, isRunning } from './desired-set.ts';
 import { lastAppliedHash } from './evaluate.ts';
@@ -49,8 +50,12 @@ export function clusterWatchView(name: string, clusters: readonly MaasClusterObj
   };
 }
 
-/** The changes between two views that call for a dns-check now; none for the first view. */
-export function watchTriggers(before: ClusterWatchView | undefined, after: ClusterWatchView): WatchTrigger[] {
+/**
+ * The changes between two views that call for a dns-check now; none for the first view. `line`
+ * (from the controller Deployment's image; null when unknown) says what each change does to the
+ * record, so the reason logged and kept with the scan is true for this controller.
+ */
+export function watchTriggers(before: ClusterWatchView | undefined, after: ClusterWatchView, line: ControllerLine | null = null): WatchTrigger[] {
   if (!before) return [];
   if (before.present && !after.present) return [{ kind: 'maascluster-gone', text: 'the MaasCluster is gone' }];
   if (!before.present && after.present) return [{ kind: 'maascluster-back', text: 'the MaasCluster appeared' }];
@@ -58,14 +63,14 @@ export function watchTriggers(before: ClusterWatchView | undefined, after: Clust
   if (after.hash !== before.hash) {
     triggers.push(
       after.hash === EMPTY_SET_HASH
-        ? { kind: 'hash-emptied', text: 'last-applied-dns-hash became the empty-set hash: the controller applied an empty IP set (the PCP-6608 wipe)' }
+        ? { kind: 'hash-emptied', text: `last-applied-dns-hash became the empty-set hash: ${HASH_EMPTIED[line ?? 'unknown']}` }
         : { kind: 'hash-changed', text: `last-applied-dns-hash changed (${short(before.hash)} → ${short(after.hash)}): the controller applied another IP set` },
     );
   }
   if (before.running.length > 0 && after.running.length === 0) {
-    triggers.push({ kind: 'last-cp-stopped', text: `the last running control-plane machine stopped (${before.running.join(', ')})` });
+    triggers.push({ kind: 'last-cp-stopped', text: `the last running control-plane machine stopped (${before.running.join(', ')})${LAST_CP_STOPPED[line ?? 'unknown']}` });
   } else if (before.running.length === 0 && after.running.length > 0) {
-    triggers.push({ kind: 'cp-running-again', text: `a control-plane machine runs again (${after.running.join(', ')})` });
+    triggers.push({ kind: 'cp-running-again', text: `a control-plane machine runs again (${after.running.join(', ')})${CP_RUNNING_AGAIN[line ?? 'unknown']}` });
   }
   return triggers;
 }
@@ -73,3 +78,26 @@ export function watchTriggers(before: ClusterWatchView | undefined, after: Clust
 function short(hash: string | null): string {
   return hash === null ? 'none' : hash.slice(0, 12);
 }
+
+type LineOrUnknown = ControllerLine | 'unknown';
+
+const HASH_EMPTIED: Record<LineOrUnknown, string> = {
+  'unguarded-hash-cache': 'the controller applied an empty IP set and cached it (the PCP-6608 wipe; this release has no empty-set guard)',
+  'guarded-hash-cache': 'the controller cleared the record, which this release does only when no control-plane machine exists',
+  'no-hash-cache': 'this controller release keeps no hash cache, so something else wrote it',
+  unknown: 'the controller applied an empty IP set (the PCP-6608 wipe)',
+};
+
+const LAST_CP_STOPPED: Record<LineOrUnknown, string> = {
+  'unguarded-hash-cache': ': this release PUTs the empty set and caches it, so the record is wiped for good',
+  'guarded-hash-cache': ': this release keeps the records, which now point at a stopped machine',
+  'no-hash-cache': ': this release empties the record until one runs again, then fills it (no hash cache)',
+  unknown: '',
+};
+
+const CP_RUNNING_AGAIN: Record<LineOrUnknown, string> = {
+  'unguarded-hash-cache': ': its IP hashes differently from the cached set, so the controller re-applies it if it can reconcile',
+  'guarded-hash-cache': ': the controller writes its IP over the kept records',
+  'no-hash-cache': ': the controller fills the record on this reconcile',
+  unknown: '',
+};

@@ -52,4 +52,21 @@ describe('which changes run dns-check now', () => {
     const [trigger] = watchTriggers(view(EMPTY_SET_HASH, [cp('a')]), view(HASH, [cp('a')]));
     expect(trigger?.text).toBe(`last-applied-dns-hash changed (${EMPTY_SET_HASH.slice(0, 12)} → ${HASH.slice(0, 12)}): the controller applied another IP set`);
   });
+
+  it.each([
+    { line: 'unguarded-hash-cache' as const, text: /cached it \(the PCP-6608 wipe; this release has no empty-set guard\)$/ },
+    { line: 'guarded-hash-cache' as const, text: /cleared the record, which this release does only when no control-plane machine exists$/ },
+    { line: 'no-hash-cache' as const, text: /keeps no hash cache, so something else wrote it$/ },
+    { line: null, text: /applied an empty IP set \(the PCP-6608 wipe\)$/ },
+  ])('the empty-set hash means something different on each controller line ($line)', ({ line, text }) => {
+    const [trigger] = watchTriggers(view(HASH, [cp('a')]), view(EMPTY_SET_HASH, [cp('a')]), line);
+    expect(trigger).toEqual({ kind: 'hash-emptied', text: expect.stringMatching(text) });
+  });
+
+  it('a control plane running again: each line says how the record comes back', () => {
+    const again = (line: Parameters<typeof watchTriggers>[2]) => watchTriggers(view(HASH, [cp('a', { powered: false })]), view(HASH, [cp('a')]), line)[0]?.text;
+    expect(again('no-hash-cache')).toBe('a control-plane machine runs again (a): the controller fills the record on this reconcile');
+    expect(again('guarded-hash-cache')).toBe('a control-plane machine runs again (a): the controller writes its IP over the kept records');
+    expect(again(null)).toBe('a control-plane machine runs again (a)');
+  });
 });

@@ -9,6 +9,10 @@ const FQDN = 'prod-k8s.maas.example';
 const IP = '10.11.135.36';
 const VULNERABLE = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:v4.9.1-spectro';
 const FIXED = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:v4.9.2-spectro';
+/** Upstream images carry the bare release (Makefile IMG_TAG ?= v0.6.1); v4.7 is the last Palette line without the hash cache. */
+const UPSTREAM = 'gcr.io/spectro-dev-public/release/cluster-api/cluster-api-provider-maas-controller:v0.6.1';
+const PALETTE_NO_CACHE = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:v0.6.1-spectro-4.7.18';
+const IP2 = '10.11.135.37';
 
 type MachineOpts = Partial<Parameters<typeof maasMachineObject>[0]>;
 const cp = (name: string, o: MachineOpts = {}) =>
@@ -210,6 +214,80 @@ const rows: Row[] = [
     codes: ['DNS_EMPTY_HASH_CACHED'],
     status: 'warning',
     verdict: /empty-set hash is cached/,
+  },
+  // --- the three controller lines ---
+  {
+    name: 'no hash cache (upstream v0.x): CP off, record empty → expected, heals when one runs',
+    snapshot: snap({ machines: [cp('cp-0', { powered: false })], dns: { resources: [record([])] }, controller: UPSTREAM }),
+    codes: ['DNS_CP_NOT_RUNNING', 'DNS_RECORD_EMPTY'],
+    status: 'critical',
+    verdict: /^API record empty while no control-plane machine runs: expected with a controller that keeps no hash cache; it heals when one runs again$/,
+    check: (f) => {
+      expect(byCode(f, 'DNS_RECORD_EMPTY')).toMatchObject({ severity: 'warning', evidence: { expected: true, healsWhen: 'a control-plane machine runs again' } });
+      expect(byCode(f, 'DNS_RECORD_EMPTY').summary).toMatch(/v0\.6\.1 \(upstream\) keeps no hash cache/);
+      expect(byCode(f, 'DNS_CP_NOT_RUNNING').summary).toMatch(/keeps no hash cache: it empties the record now and fills it again when a control-plane machine runs/);
+      expect(f.every((x) => !x.fix?.includes('fix-dns') && !x.fix?.includes('upgrade'))).toBe(true);
+    },
+  },
+  {
+    name: 'no hash cache (Palette v4.7): CP runs, record empty → the controller has not reconciled; fix-dns',
+    snapshot: snap({ machines: [cp('cp-0')], dns: { resources: [record([])] }, controller: PALETTE_NO_CACHE }),
+    codes: ['DNS_RECORD_EMPTY'],
+    status: 'critical',
+    verdict: /^API record WIPED/,
+    check: (f) => {
+      expect(byCode(f, 'DNS_RECORD_EMPTY').summary).toMatch(/v4\.7\.18 keeps no hash cache and PUTs the running set on every reconcile, so it has not reconciled since/);
+      expect(byCode(f, 'DNS_RECORD_EMPTY').fix).toBe('`/maas fix-dns prod` puts 10.11.135.36 back on prod-k8s.maas.example and refreshes the hash');
+    },
+  },
+  {
+    name: 'no hash cache: an empty-set hash left by an earlier release is only a note',
+    snapshot: snap({ machines: [cp('cp-0')], annotation: EMPTY_SET_HASH, controller: UPSTREAM }),
+    codes: ['DNS_EMPTY_HASH_CACHED'],
+    status: 'ok',
+    verdict: /^API record healthy/,
+    check: (f) => expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').summary).toMatch(/left by an earlier release .* ignores it/),
+  },
+  {
+    name: 'unguarded hash cache (v4.9.1): the cached empty set is the PCP-6608 wipe; fix-dns is the step',
+    snapshot: snap({ machines: [cp('cp-0')], annotation: EMPTY_SET_HASH, dns: { resources: [record([])] }, controller: VULNERABLE }),
+    codes: ['DNS_CONTROLLER_VULNERABLE', 'DNS_RECORD_EMPTY', 'DNS_EMPTY_HASH_CACHED'],
+    status: 'critical',
+    check: (f) => {
+      expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').summary).toMatch(/\(the PCP-6608 wipe: the controller release v4\.9\.1 has no empty-set guard\)/);
+      expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').fix).toMatch(/^`\/maas fix-dns prod` puts 10\.11\.135\.36 back/);
+    },
+  },
+  {
+    name: 'unguarded hash cache: CP off → the release PUTs the empty set and the wipe sticks',
+    snapshot: snap({ machines: [cp('cp-0', { powered: false })], annotation: dnsHash([IP]), controller: VULNERABLE }),
+    codes: ['DNS_CONTROLLER_VULNERABLE', 'DNS_CP_NOT_RUNNING'],
+    status: 'critical',
+    check: (f) => expect(byCode(f, 'DNS_CP_NOT_RUNNING').summary).toMatch(/v4\.9\.1 PUTs the empty set and caches its hash: the record is wiped and stays wiped/),
+  },
+  {
+    name: 'guarded (v4.9.2): CP off, its record kept → the guard at work, no record finding',
+    snapshot: snap({ machines: [cp('cp-0', { powered: false })], annotation: dnsHash([IP]), controller: FIXED }),
+    codes: ['DNS_CP_NOT_RUNNING'],
+    status: 'critical',
+    check: (f) => expect(byCode(f, 'DNS_CP_NOT_RUNNING').summary).toMatch(/the fixed controller leaves the record as it is/),
+  },
+  {
+    name: 'guarded: CP replaced, the new one not running yet → records STALE, pointing at the machine that left',
+    snapshot: snap({
+      machines: [cp('cp-old', { deleting: true }), cp('cp-new', { powered: false, externalIps: [IP2] })],
+      annotation: dnsHash([IP]),
+      controller: FIXED,
+    }),
+    codes: ['DNS_CP_NOT_RUNNING', 'DNS_DRIFT'],
+    status: 'critical',
+    verdict: /^API record STALE: MAAS holds 10\.11\.135\.36, the address of no control-plane machine still in the cluster; it stays until one runs$/,
+    check: (f) => {
+      const drift = byCode(f, 'DNS_DRIFT');
+      expect(drift).toMatchObject({ severity: 'critical', evidence: { recorded: [IP], desired: [], stale: [IP] } });
+      expect(drift.summary).toMatch(/v4\.9\.2 keeps the records while a control-plane machine exists but none runs/);
+      expect(drift.fix).toMatch(/^Bring a control-plane machine up \(cp-new\)/);
+    },
   },
   // --- beyond the seed ---
   {
