@@ -1,6 +1,7 @@
 /** The MAAS simulator: start it with a scenario built from these builders. */
 export { startMaasSimulator, type MaasFault, type MaasSimCall, type MaasSimulator, type MaasSimulatorOptions } from './server.ts';
 export {
+  DEFAULT_RACK_ID,
   DEFAULT_USER,
   dnsResource,
   iface,

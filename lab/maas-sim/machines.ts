@@ -137,9 +137,9 @@ function breakMachine(m: SimMachine, before: number, comment: string): void {
   m.owner = null;
 }
 
-/** A scenario without rack controllers does not model them: it stands for a region whose racks are all fine. */
+/** Whether MAAS can reach any rack over RPC (a scenario that names no rack has a healthy one: scenario.ts). */
 function anyRackConnected(ctx: SimContext): boolean {
-  return ctx.state.rackControllers.length === 0 || ctx.state.rackControllers.some((r) => r.connected !== false);
+  return ctx.state.rackControllers.some((r) => r.connected !== false);
 }
 
 /**
@@ -149,7 +149,6 @@ function anyRackConnected(ctx: SimContext): boolean {
  */
 export function commissioningImageMissing(ctx: SimContext): string | undefined {
   const { osystem, release } = commissioningRelease(ctx);
-  if (ctx.state.rackControllers.length === 0) return undefined;
   const connected = ctx.state.rackControllers.filter((r) => r.connected !== false);
   const everywhere = connected.length > 0 && connected.every((r) => (r.bootImages ?? []).some((i) => i.name === `${osystem}/${release}`));
   return everywhere ? undefined : `Ephemeral operating system ${osystem} ${release} is unavailable.`;

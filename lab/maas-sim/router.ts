@@ -1,4 +1,5 @@
 /** Which handler answers which MAAS 2.0 path and method. */
+import { getConfig, listBootImages } from './boot-images.ts';
 import { listDiscoveries, unknownMacDiscoveries } from './discoveries.ts';
 import { queryEvents } from './events.ts';
 import { getDnsResource, listDnsResources, updateDnsResource } from './dns-resources.ts';
@@ -82,6 +83,8 @@ const ROUTES: Route[] = [
     // A non-admin sees no rack controller (row rackcontrollers, operator's key).
     handlers: { GET: (ctx) => ok(isAdmin(ctx) ? [...ctx.state.rackControllers].sort((a, b) => a.id - b.id).map((r) => rackControllerJson(ctx.state, r)) : []) },
   },
+  { pattern: ['rackcontrollers', '*', ''], handlers: { 'GET list_boot_images': (ctx, _req, [id]) => listBootImages(ctx, id ?? '') } },
+  { pattern: ['maas', ''], handlers: { 'GET get_config': getConfig } },
 ];
 
 function match(pattern: string[], segments: string[]): string[] | undefined {

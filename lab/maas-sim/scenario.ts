@@ -337,6 +337,9 @@ export function rackController(input: RackControllerInput): SimRackController {
   };
 }
 
+/** The rack a scenario that names none has: connected, with the default boot images. */
+export const DEFAULT_RACK_ID = 'rack00';
+
 /** What a test or the lab gives `scenario()`: any part of a scenario; the rest takes its defaults. */
 export type ScenarioInput = Partial<MaasScenario>;
 
@@ -352,7 +355,8 @@ export function scenario(input: ScenarioInput = {}): MaasScenario {
     machines: input.machines ?? [],
     dnsresources: input.dnsresources ?? [],
     subnets: input.subnets ?? [],
-    rackControllers: input.rackControllers ?? [],
+    // A region without a rack can commission nothing (models/node.py start): a scenario that names none gets one healthy rack.
+    rackControllers: input.rackControllers ?? [rackController({ system_id: DEFAULT_RACK_ID, hostname: 'sim-rack' })],
   });
   assignNodeIds(out);
   assignInterfaceIds(out);

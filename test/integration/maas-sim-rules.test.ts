@@ -11,6 +11,7 @@ import {
   dnsResource,
   iface,
   machine,
+  rackController,
   randomApiKey,
   scenario,
   startMaasSimulator,
@@ -178,6 +179,41 @@ describe('commissioning', () => {
     expect(statusOf(s, 'res001')).toMatchObject({ osystem: '', distro_series: '' });
     await client?.markBroken('fc0001');
     expect((await client?.markFixed('fc0001'))?.status_name).toBe('Ready');
+  });
+});
+
+describe('what shows that commissioning can start', () => {
+  const rack = (over: Partial<Parameters<typeof rackController>[0]> = {}) => rackController({ system_id: 'rack01', hostname: 'rack-b', ...over });
+  const focal = [{ name: 'ubuntu/focal', architecture: 'amd64', subarches: ['hwe-20.04', 'generic'] }];
+
+  it('R-COMMISSION-IMAGES: commission is 400 "Ephemeral operating system ubuntu focal is unavailable." unless every connected rack holds the commissioning release; a disconnected rack does not count, no rack at all refuses', async () => {
+    const brk = [m({ system_id: 'brk001', hostname: 'brk', status: 'Broken', macs: [OLD] })];
+    const commissioning = { osystem: 'ubuntu', release: 'focal' };
+    const s = await start({ commissioning, machines: brk, rackControllers: [rack({ bootImages: focal }), rack({ system_id: 'rack02', hostname: 'rack-c', bootImages: [{ name: 'ubuntu/jammy', architecture: 'amd64', subarches: ['generic'] }] })] });
+    expect(await raw('POST', 'machines/brk001/?op=commission', '')).toEqual({ status: 400, text: 'Ephemeral operating system ubuntu focal is unavailable.' });
+    s.state.rackControllers[1]!.connected = false;
+    expect((await raw('POST', 'machines/brk001/?op=commission', '')).status).toBe(200);
+    await client?.close();
+    await sim?.close();
+    await start({ commissioning, machines: brk, rackControllers: [] });
+    expect(await raw('POST', 'machines/brk001/?op=commission', '')).toEqual({ status: 400, text: 'Ephemeral operating system ubuntu focal is unavailable.' });
+  });
+
+  it('R-BOOT-IMAGES-API: get_config names the commissioning release; list_boot_images is admin-only, one entry per name and architecture, and {images: [], connected: false} for a rack the region cannot reach', async () => {
+    await start({ commissioning: { osystem: 'ubuntu', release: 'focal' }, rackControllers: [rack({ bootImages: focal }), rack({ system_id: 'rack02', hostname: 'rack-c', connected: false })] });
+    expect(await client?.getConfig('commissioning_osystem')).toBe('ubuntu');
+    expect(await client?.getConfig('commissioning_distro_series')).toBe('focal');
+    expect((await raw('GET', 'maas/?op=get_config')).status).toBe(400);
+    expect(await client?.listBootImages('rack01')).toEqual({ images: [{ name: 'ubuntu/focal', architecture: 'amd64', subarches: ['generic', 'hwe-20.04'] }], connected: true, status: 'synced' });
+    expect(await client?.listBootImages('rack02')).toEqual({ images: [], connected: false, status: 'unknown' });
+    expect(await raw('GET', 'rackcontrollers/nope/?op=list_boot_images')).toEqual({ status: 404, text: 'No RackController matches the given query.' });
+  });
+
+  it('R-BOOT-IMAGES-API: a non-admin sees no rack controller and may not list boot images (403), but may read get_config', async () => {
+    await start({ userIsAdmin: false, rackControllers: [rack({ bootImages: focal })] });
+    expect(await client?.listRackControllers()).toEqual([]);
+    expect(await raw('GET', 'rackcontrollers/rack01/?op=list_boot_images')).toEqual({ status: 403, text: 'This method is reserved for admin users.' });
+    expect(await client?.getConfig('commissioning_distro_series')).toBe('jammy');
   });
 });
 

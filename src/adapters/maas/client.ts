@@ -26,6 +26,7 @@ import type {
   IpRange,
   MaasUser,
   MaasVersion,
+  RackBootImages,
   RackController,
   Subnet,
   SubnetDnsUpdate,
@@ -252,6 +253,12 @@ export function createMaasClient(region: MaasRegionConfig, options: MaasClientOp
     },
     listRackControllers() {
       return call<RackController[]>({ method: 'GET', path: 'rackcontrollers/' });
+    },
+    listBootImages(systemId) {
+      return call<RackBootImages>({ method: 'GET', path: `rackcontrollers/${seg(systemId)}/`, query: [['op', 'list_boot_images']] });
+    },
+    getConfig(name) {
+      return call<unknown>({ method: 'GET', path: 'maas/', query: [['op', 'get_config'], ['name', name]] });
     },
     listIpRanges() {
       return call<IpRange[]>({ method: 'GET', path: 'ipranges/' });

@@ -33,6 +33,7 @@ export const MACHINE_LIST: KeptShape = [
     error_description: true,
     status_message: true,
     locked: true,
+    architecture: true,
   },
 ];
 

@@ -31,6 +31,8 @@ export interface MaasMachine {
   error_description?: string;
   /** MAAS's newest INFO event for the machine as `type - description` (models/node.py status_message); null without one. */
   status_message?: string | null;
+  /** `amd64/generic`: the architecture, then the subarchitecture. */
+  architecture?: string;
   /** A locked machine refuses every edit and admin action (auth/local.py) until `op=unlock`. */
   locked?: boolean;
 }
@@ -83,6 +85,16 @@ export interface RackController {
   ip_addresses: string[];
   interface_set?: MaasInterface[];
   service_set?: { name: string; status: string; status_info?: string }[];
+}
+
+/** `GET rackcontrollers/<id>/?op=list_boot_images` (api/rackcontrollers.py, models/node.py RackController.list_boot_images). */
+export interface RackBootImages {
+  /** One entry per name (`ubuntu/focal`; a custom image by its own name) and architecture. */
+  images: { name: string; architecture: string; subarches: string[] }[];
+  /** false: the region could not reach the rack (the images are then empty). */
+  connected: boolean;
+  /** `synced`, `syncing`, `out-of-sync`, `region-importing` or `unknown`. */
+  status: string;
 }
 
 /** `GET users/?op=whoami`: the MAAS user behind the API key (api/users.py). */
@@ -187,6 +199,10 @@ export interface MaasClient {
   /** Always sends both allow_dns and allow_proxy, as the caller read them (MAAS keeps an omitted field on update, but the PUT says what it means). */
   updateSubnetDns(id: number, update: SubnetDnsUpdate): Promise<Subnet>;
   listRackControllers(): Promise<RackController[]>;
+  /** `GET rackcontrollers/<id>/?op=list_boot_images`: an admin method (403 otherwise). */
+  listBootImages(systemId: string): Promise<RackBootImages>;
+  /** `GET maas/?op=get_config&name=`: a config value as MAAS stores it (any authenticated user). */
+  getConfig(name: string): Promise<unknown>;
   listIpRanges(): Promise<IpRange[]>;
   /** `PUT ipranges/<id>/` with the range's own comment: nothing changes, but MAAS 3.7+ starts configure-dhcp on every IP range save (models/iprange.py). */
   resaveIpRange(id: number, comment: string): Promise<IpRange>;

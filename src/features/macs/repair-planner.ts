@@ -7,6 +7,7 @@ import type { Finding, StepResult } from '../../core/report.ts';
 import type { MacStep, PlanStep } from '../../engine/repair/plan-step.ts';
 import { BUSY, DIRECT_EDIT, NEVER_MARK_BROKEN, RESCUE_FAILED, VIA_BROKEN } from './machine-states.ts';
 import { subjectCount, withId, type RepairPlan } from '../../engine/repair/plan.ts';
+import { commissionRefusal, type CommissionPreflight } from './commission-preflight.ts';
 
 export interface MacDriftItem {
   interfaceId: number;
@@ -27,6 +28,8 @@ export interface MacPlanOptions {
   apiUser?: MaasUser;
   /** `GET version/`'s version: a New machine takes interface edits only from MAAS 3.3. Unknown: planned as 3.3+. */
   maasVersion?: string;
+  /** Whether MAAS would accept `commission` now (commission-preflight.ts); undefined: not read, planned as if it would. */
+  commissioning?: CommissionPreflight;
 }
 
 export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): RepairPlan {
@@ -169,6 +172,8 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild
   if (VIA_BROKEN.has(status)) {
     const owner = ownerRefusal(machine, apiUser);
     if (owner) return { refused: owner };
+    const cannotCommission = options.commissioning ? commissionRefusal(options.commissioning, machine.architecture) : null;
+    if (cannotCommission) return { refused: `${name}: ${cannotCommission}` };
     return {
       steps: [
         { subject: machine.hostname, action: 'mark-broken', detail: `${name} → Broken, so that MAAS takes the interface edit`, params: { ...base, status: name, owner: machine.owner as string } },
@@ -176,7 +181,7 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild
         {
           subject: machine.hostname,
           action: 'commission',
-          detail: 'Broken → commissioning, followed until Ready or failed (never left Broken; mark_fixed would make it Ready without a successful commissioning)',
+          detail: `Broken → commissioning, followed until Ready or failed (never left Broken; mark_fixed would make it Ready without a successful commissioning)${preflightNote(options.commissioning)}`,
           params: base,
         },
       ],
@@ -190,6 +195,11 @@ function stepsFor(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild
   return {
     refused: `${name}: fix-macs does not change machines in this state; update the MAC by hand once the machine is in a state MAAS allows edits in`,
   };
+}
+
+function preflightNote(preflight: CommissionPreflight | undefined): string {
+  if (preflight?.verdict !== 'can-start') return '';
+  return `; MAAS can start it: ${preflight.image} is on every connected rack (${preflight.racks.join(', ')})`;
 }
 
 /** mark_broken needs the machine's owner (api/machines.py); commissioning made whoever started it the owner (models/node.py). */

@@ -2,6 +2,7 @@ import { apiUserOf } from '../../adapters/maas/api-user.ts';
 import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../../engine/repair/follow-commissioning.ts';
 import { macStepRunner } from './repair-steps.ts';
 import { planMacRepair } from './repair-planner.ts';
+import { commissionPreflight } from './commission-preflight.ts';
 import { adminGuarded } from '../../engine/repair/admin-guard.ts';
 import type { RepairSpec } from '../../engine/repair/repair-spec.ts';
 import { gatherMacSnapshot } from './gather.ts';
@@ -16,7 +17,11 @@ export const fixMacsRepair: RepairSpec = {
     const snapshot = await gatherMacSnapshot(ctx, site, { command: 'fix-macs' });
     // Which states take an interface edit depends on the version (New from 3.3).
     const [apiUser, version] = await Promise.all([apiUserOf(maas), maas.version().catch(() => undefined)]);
-    return planMacRepair(snapshot, { maxSubjects: ctx.config.repair.maxSubjects, apiUser, ...(version ? { maasVersion: version.version } : {}), ...(batch ? { batch } : {}) });
+    const options = { maxSubjects: ctx.config.repair.maxSubjects, apiUser, ...(version ? { maasVersion: version.version } : {}), ...(batch ? { batch } : {}) };
+    const plan = planMacRepair(snapshot, options);
+    // Only a plan that would commission asks MAAS whether it can: refused machines are then left alone, with why.
+    if (!plan.steps.some((s) => s.action === 'commission')) return plan;
+    return planMacRepair(snapshot, { ...options, commissioning: await commissionPreflight(maas, apiUser) });
   },
   runner: (ctx, site, progress) => {
     const region = resolveTarget(ctx.config, 'site', site).maas;
