@@ -76,13 +76,15 @@ async function twoHostLab(pwnedPath: string): Promise<MacLab> {
 }
 
 describe('mac-diff job against the MAAS simulator and two SSH VM hosts', () => {
-  it('whoami, then 2 MAAS requests for the verdict and 2 for the drift witnesses, one SSH connection and one command per host, every finding, nothing run from a domain name', async () => {
+  it('whoami, then 2 MAAS requests for the verdict and 2 for the drift witnesses (3 when no unknown neighbour: discovery/ is counted), one SSH connection and one command per host, every finding, nothing run from a domain name', async () => {
     const pwned = `/tmp/pwned-${randomBytes(6).toString('hex')}`;
     lab = await twoHostLab(pwned);
     const [report] = await macDiffJob.run(ctxOf(lab), { target: 'site-b' });
     if (!report) throw new Error('no report');
 
+    // No discovery in this world: by_unknown_mac is empty, so discovery/ is read once to tell "off" from "all known".
     expect(lab.maas.calls.map((c) => `${c.method} ${c.path}${c.op ? ` op=${c.op}` : ''}`).sort()).toEqual([
+      'GET /MAAS/api/2.0/discovery/',
       'GET /MAAS/api/2.0/discovery/ op=by_unknown_mac',
       'GET /MAAS/api/2.0/events/ op=query',
       'GET /MAAS/api/2.0/machines/',
@@ -91,7 +93,7 @@ describe('mac-diff job against the MAAS simulator and two SSH VM hosts', () => {
     ]);
     // The events request names exactly the drifted machines, bounded by limit.
     expect(lab.maas.calls.find((c) => c.op === 'query')?.query).toMatchObject({ id: ['a2', 'b2'], limit: ['100'] });
-    expect(lab.maas.calls.find((c) => !c.op)?.query).toEqual({ zone: ['site-b'] });
+    expect(lab.maas.calls.find((c) => !c.op && c.path.endsWith('/machines/'))?.query).toEqual({ zone: ['site-b'] });
     for (const address of [HOST_A, HOST_B]) {
       const host = lab.vmHosts.get(address)?.ssh;
       expect(host?.authenticated, address).toBe(1);
@@ -184,8 +186,9 @@ describe('mac-diff on the lab scenario (seed 001)', () => {
     const summary = byCode(siteB, 'MAC_SUMMARY')[0];
     expect(summary?.fix).toContain('/maas fix-macs site-b');
     expect(String(summary?.evidence.snippet)).toMatch(/"site-b-node3" = \["52:54:00:[0-9a-f:]+", "52:54:00:[0-9a-f:]+"\]/);
-    // One whoami for the region (both sites use it), machines and power parameters per site, and for site-b's drift discovery + events.
-    expect(lab.maas.calls).toHaveLength(7);
+    // One whoami for the region (both sites use it), machines and power parameters per site, and for site-b's drift
+    // by_unknown_mac + events, and (no unknown neighbour) discovery/ counted.
+    expect(lab.maas.calls).toHaveLength(8);
     expect(lab.maas.calls.filter((c) => c.op === 'whoami')).toHaveLength(1);
     expect(lab.sshConnections()).toBe(3);
     expect(lab.sshCommands()).toBe(3);
