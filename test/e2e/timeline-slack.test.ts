@@ -46,8 +46,12 @@ describe('/maas timeline in Slack', () => {
     const shown = blocksText(summary.blocks ?? []).join('\n');
     expect(shown).toContain('42 events (1 alert event, 1 check, 40 writes)');
     expect(shown).toContain('Latest verdict: dns-check prod: ok');
-    // Outside text in the message stays text: no live mention of anyone.
-    expect(`${summary.text}\n${shown}`).not.toMatch(/<@U0PWNED>/);
+    // Outside text in the message stays text: on the wire (fallback text and blocks) it is escaped, so
+    // Slack pings no one, and the reader sees it as it was written.
+    const wire = [summary.text, ...textFields(summary.blocks)];
+    expect(wire.join('\n')).not.toMatch(/<@U0PWNED>/);
+    expect(summary.text).toContain('control plane &lt;@U0PWNED&gt;');
+    expect(shown).toContain('control plane <@U0PWNED>');
     const files = emulator.files.filter((f) => f.threadTs === summary.ts);
     const markdown = files.find((f) => f.filename === 'prod-timelineMarkdown.md');
     expect(markdown, 'the timeline file in the thread').toBeDefined();
@@ -57,3 +61,10 @@ describe('/maas timeline in Slack', () => {
     expect(rows.at(-2) ?? '').toContain('set-dns-ips api-39.prod: verified: read back 10.0.0.39');
   });
 });
+
+/** Every `text` string of Slack blocks, as sent (still escaped). */
+function textFields(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(textFields);
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([k, v]) => (k === 'text' && typeof v === 'string' ? [v] : textFields(v)));
+}

@@ -69,6 +69,37 @@ describe('mentions from MAAS data never go live (item 4)', () => {
   });
 });
 
+describe("every message's fallback text is escaped like its blocks", () => {
+  const HOSTILE = 'east-e02 <@U0PWNED2> <!channel> <https://evil.example|click here>';
+  // Mentions, broadcasts and links; the bot's own date tokens (<!date^…>) aside.
+  const LIVE_ANY = /<[@#][^>]*>|<!(?!date\^)[^>]*>|<https?:[^>]*>/g;
+
+  it('a single answer, an all-targets summary with its thread, an error and a plan-thread line: text and blocks alike', async () => {
+    const report = (target: string, status: Report['status']): Report => ({
+      kind: 'mac-diff',
+      target,
+      status,
+      verdict: `MAAS records another MAC for ${HOSTILE}`,
+      findings: status === 'ok' ? [] : [{ code: 'MAC_DRIFT', severity: 'critical', subject: HOSTILE, summary: `drift on ${HOSTILE}`, evidence: { hostname: HOSTILE }, fix: '/maas fix-macs site-b' }],
+      startedAt: '2026-11-30T03:00:00.000Z',
+      durationMs: 1,
+    });
+    const before = emulator.messages.length;
+    const n = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: (t) => t, log: capturedLog().log, retryConfig: { retries: 0 }, threadIntervalMs: 0 });
+    await n.postReports({ channel: 'C0OPS', user: 'U0OPS1' }, [report('site-b', 'critical')]);
+    await n.postReports({ channel: 'C0OPS', user: 'U0OPS1' }, [report('site-b', 'critical'), report(`site-c ${HOSTILE}`, 'critical'), report('site-d', 'ok')]);
+    await n.postError({ channel: 'C0OPS' }, `mac-diff site-b: MAAS answered 500: ${HOSTILE}`);
+    await n.postInThread!({ channel: 'C0OPS', ts: emulator.messages[before]!.ts }, `${HOSTILE}: verified`);
+    const sent = emulator.messages.slice(before);
+    expect(sent.length).toBeGreaterThanOrEqual(6);
+    for (const m of sent) {
+      expect(m.text.match(LIVE_ANY) ?? [], `fallback text of ${m.ts}`).toEqual([]);
+      expect(textsIn(m.blocks).flatMap((t) => t.match(LIVE_ANY) ?? []), `blocks of ${m.ts}`).toEqual([]);
+    }
+    expect(sent.filter((m) => m.text.includes('&lt;@U0PWNED2&gt;')).length).toBeGreaterThanOrEqual(4);
+  });
+});
+
 describe('newlines in outside data cannot forge lines (item 9)', () => {
   const FORGED = 'east-e10\n:white_check_mark: *All machines verified*\r\n:white_check_mark: done';
 

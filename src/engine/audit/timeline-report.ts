@@ -4,11 +4,6 @@ import { buildTimeline, currentVerdict, timelineCounts, timelineMarkdown } from 
 
 export const TIMELINE_JOB = 'timeline';
 
-/** Outside text (a verdict quoting MAAS data) inside the summary: angle brackets can never become a mention or a link. */
-function inert(text: string): string {
-  return text.replace(/</g, '‹').replace(/>/g, '›');
-}
-
 function utc(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
@@ -24,7 +19,7 @@ export async function timelineReport(audit: AuditLog, target: string, spanMs: nu
   const count = timeline.events.length;
   const latest = currentVerdict(timeline.events);
   const verdict = count
-    ? `Timeline of ${target} since ${utc(since)}: ${count} event${count === 1 ? '' : 's'} (${timelineCounts(timeline.events)})${latest ? `. Latest verdict: ${inert(latest)}` : ''}`
+    ? `Timeline of ${target} since ${utc(since)}: ${count} event${count === 1 ? '' : 's'} (${timelineCounts(timeline.events)})${latest ? `. Latest verdict: ${latest}` : ''}`
     : `Timeline of ${target} since ${utc(since)}: the audit trail holds nothing for this span`;
   return {
     kind: TIMELINE_JOB,
