@@ -32,6 +32,8 @@ import { AlertStore } from './edge/alerts/alert-store.ts';
 import { startAlerting } from './edge/alerts/start-alerting.ts';
 import type { ClusterWatches } from './edge/alerts/cluster-watch.ts';
 import { startWatchScans, watchDetail } from './edge/alerts/watch-scans.ts';
+import { startVmHostWatchScans, vmHostWatchDetail } from './edge/alerts/vm-host-watch-scans.ts';
+import type { VmHostWatches } from './edge/alerts/vm-host-watch.ts';
 import { alertmanagerRoute } from './edge/http/alertmanager-endpoint.ts';
 import { registerAlertmanagerMetrics } from './engine/alertmanager-metrics.ts';
 import { mayRunRepairs } from './edge/slack/command-policy.ts';
@@ -84,6 +86,7 @@ interface Wiring {
   slack: SlackGateway | undefined;
   /** The management-cluster watch of a worker process, for /readyz. */
   watches?: ClusterWatches;
+  vmHostWatches?: VmHostWatches;
   closers: (() => Promise<void>)[];
 }
 
@@ -105,7 +108,7 @@ function routesFor(w: Wiring, slackReady: (() => boolean) | undefined): Route[] 
       checks: { redis: async () => (await pingRedis(w.redis)) && (await pingRedis(w.producer)), config: () => true, ...(slackReady ? { slack: slackReady } : {}) },
       // With METRICS_PORT, /metrics leaves the Slack-facing listener for its own.
       ...(w.env.metricsPort === undefined ? { registry: w.metrics.registry } : {}),
-      detail: () => watchDetail(w.watches),
+      detail: () => mergedDetail(watchDetail(w.watches), vmHostWatchDetail(w.vmHostWatches)),
     }),
     ...dashboardRoutesFromEnv(w.options.env, { queues: queueList, redact: w.redact, audit: w.audit }),
     // The bot's listener only (slackReady is set for the bot), in both Slack modes.
@@ -151,6 +154,14 @@ async function startWorkers(w: Wiring): Promise<void> {
   w.watches = startWatchScans({ config: w.options.loaded.config, adapters, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), registry: w.metrics.registry, log: w.log });
   const watches = w.watches;
   if (watches) w.closers.unshift(() => watches.close());
+  w.vmHostWatches = startVmHostWatchScans({ config: w.options.loaded.config, adapters, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), registry: w.metrics.registry, log: w.log });
+  const vmHostWatches = w.vmHostWatches;
+  if (vmHostWatches) w.closers.unshift(() => vmHostWatches.close());
+}
+
+function mergedDetail(...parts: (Record<string, unknown> | undefined)[]): Record<string, unknown> | undefined {
+  const present = parts.filter((p) => p !== undefined);
+  return present.length ? Object.assign({}, ...present) as Record<string, unknown> : undefined;
 }
 
 async function startBot(w: Wiring): Promise<number | undefined> {

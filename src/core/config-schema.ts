@@ -63,6 +63,8 @@ export const siteSchema = z.strictObject({
   rack: rackSchema.optional(),
   vmHosts: z.record(z.union([z.literal('default'), host]), sshEndpointSchema).default({}),
   knownHosts: secretRef.optional(),
+  /** vmHosts: one SSH session per VM host runs `virsh event`; a domain defined or undefined runs mac-diff at once. */
+  watch: z.strictObject({ vmHosts: z.boolean().default(false) }).optional(),
 });
 
 export const clusterSchema = z.strictObject({

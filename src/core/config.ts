@@ -53,6 +53,8 @@ export interface SiteConfig {
   vmHosts: Record<string, Partial<SshEndpoint>>;
   /** known_hosts text: public keys, not secret, but read on use like a key file. */
   knownHosts?: Secret;
+  /** sites.<name>.watch.vmHosts: watch the site's VM hosts' libvirt events (absent = off). */
+  watchVmHosts?: boolean;
 }
 
 export interface ClusterConfig {
@@ -451,6 +453,7 @@ function buildSite(name: string, site: RawConfig['sites'][string], r: SecretReso
     vmHosts,
   };
   if (site.knownHosts) out.knownHosts = r.plain(site.knownHosts, `${where}.knownHosts`);
+  if (site.watch?.vmHosts) out.watchVmHosts = true;
   if (site.rack) {
     const resolver = splitHostPort(site.rack.resolver, 53);
     const rack: RackConfig = {

@@ -124,6 +124,14 @@ describe('config', () => {
     expect(errorOf(() => parse(`${valid}concurrency: { vmHosts: 2.5 }\n`)).message).toMatch(/concurrency\.vmHosts/);
   });
 
+  it('sites.<name>.watch.vmHosts is off unless set to true, and a misspelt key is named', () => {
+    expect(parse(valid).config.sites['site-b']?.watchVmHosts).toBeUndefined();
+    const on = valid.replace('    machines: { zone: site-b }\n', '    machines: { zone: site-b }\n    watch: { vmHosts: true }\n');
+    expect(parse(on).config.sites['site-b']?.watchVmHosts).toBe(true);
+    expect(parse(on.replace('vmHosts: true }', 'vmHosts: false }')).config.sites['site-b']?.watchVmHosts).toBeUndefined();
+    expect(errorOf(() => parse(on.replace('watch: { vmHosts', 'watch: { vmHost'))).message).toBe('test.yaml: sites.site-b.watch: unknown key "vmHost"');
+  });
+
   it('never prints a secret value, only its reference', () => {
     const { config } = parse(valid);
     const text = printableConfig(config);

@@ -15,7 +15,7 @@ export { SCAN_JOB };
 export interface ScanData extends JobData {
   check: ScanCheck;
   target: string;
-  /** Why the management-cluster watch asked for this scan; absent for scheduled and requested ones. */
+  /** Why a watch (the management cluster's, a VM host's) asked for this scan; absent for scheduled and requested ones. */
   trigger?: string[];
 }
 

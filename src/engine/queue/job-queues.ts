@@ -27,6 +27,8 @@ export interface EnqueueOptions {
   attempts?: number;
   /** false: queue a job of its own even for a check that is already queued or running. */
   dedup?: boolean;
+  /** Adds the job only if no job with this id was added within `ms` (BullMQ deduplication with a ttl), even one already done. */
+  oncePer?: { id: string; ms: number };
 }
 
 export interface JobQueuesOptions {
@@ -90,6 +92,7 @@ export class JobQueues {
     const id = options.jobId ?? randomUUID();
     const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS, jobId: id };
     if (options.attempts) opts.attempts = options.attempts;
+    if (options.oncePer) opts.deduplication = { id: options.oncePer.id, ttl: options.oncePer.ms };
     const joined = new Set<string>();
     // Told "failing over" after all: a copy that still reaches Redis must neither run nor post.
     const revoke = async () => {
@@ -101,7 +104,7 @@ export class JobQueues {
   }
 
   deduplicates(jobName: string, options: EnqueueOptions = {}): boolean {
-    return this.#dedupJobs.has(jobName) && options.dedup !== false && !options.jobId;
+    return this.#dedupJobs.has(jobName) && options.dedup !== false && !options.jobId && !options.oncePer;
   }
 
   /**

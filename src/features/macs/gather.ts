@@ -65,7 +65,7 @@ export async function gatherMacSnapshot(ctx: CheckContext, siteName: string, opt
   return { site: siteName, machines, power, hosts };
 }
 
-function machineFilter(site: SiteConfig): MachineFilter {
+export function machineFilter(site: SiteConfig): MachineFilter {
   const filter: MachineFilter = {};
   if (site.machines.zone) filter.zone = site.machines.zone;
   if (site.machines.pool) filter.pool = site.machines.pool;
