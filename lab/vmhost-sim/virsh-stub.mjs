@@ -272,7 +272,7 @@ function runEvent(ctx, command) {
   const exclusive = [['--all', 'event'], ['--list', '--all'], ['--list', 'event']].find(([a, b]) => has(command, a) && has(command, b));
   if (exclusive) return fail(`Options ${exclusive.map((o) => `--${o.replace(/^--/, '')}`).join(' and ')} are mutually exclusive`);
   if (flags.has('--list')) {
-    out(EVENT_TYPES.map((t) => `${t}\n`).join(''));
+    out(EVENT_TYPES.map((t) => `${t}\n`).join('') + (ctx.quiet ? '' : '\n'));
     return 0;
   }
   if (values.event === undefined && !flags.has('--all')) return fail('one of --list, --all, or --event <type> is required');
@@ -280,12 +280,20 @@ function runEvent(ctx, command) {
   const lifecycle = flags.has('--all') || values.event === 'lifecycle';
   const timeoutMs = values.timeout === undefined ? null : Number(values.timeout) * 1000;
   let seen = (ctx.state.events ?? []).length;
+  const restarts = ctx.state.libvirtRestarts ?? 0;
   let count = 0;
   // Not virsh's: tells the lab this process now listens (events appended from here on reach it).
   appendFileSync(join(dirname(ctx.statePath), 'event-listeners.log'), `${process.pid} ${seen}\n`);
   return new Promise((resolve) => {
     const poll = setInterval(() => {
-      const events = readState(ctx.statePath).events ?? [];
+      const state = readState(ctx.statePath);
+      // libvirt tools/virsh.c, virshCatchDisconnect: the connection closing ends the event loop.
+      if ((state.libvirtRestarts ?? 0) > restarts) {
+        err(`error: Disconnected from ${ctx.uri} due to end of file\n`);
+        finish(null);
+        return;
+      }
+      const events = state.events ?? [];
       for (const e of events.slice(seen)) {
         if (!lifecycle || (values.domain !== undefined && e.domain !== values.domain)) continue;
         out(`${flags.has('--timestamp') ? `${timestamp()}: ` : ''}event 'lifecycle' for domain '${e.domain}': ${e.event} ${e.detail}\n`);

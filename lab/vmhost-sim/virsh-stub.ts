@@ -31,6 +31,8 @@ export interface VmHostState {
   domains: VmDomain[];
   /** Lifecycle events so far, oldest first; a running `virsh event` prints those appended after it started. */
   events?: VmLifecycleEvent[];
+  /** Times libvirtd restarted: each ends every running `virsh event`, as its connection closing does. */
+  libvirtRestarts?: number;
   /** The URI virsh must be given (default qemu:///system); any other answers "failed to connect". */
   uri?: string;
   /** Time a real libvirt takes: a connection per virsh process (and per `connect`), an RPC per command. */

@@ -25,6 +25,8 @@ export interface SimVmHost {
   redefine(domain: string, nics: VmNic[]): void;
   /** Appends lifecycle events without changing any domain. */
   emit(...events: VmLifecycleEvent[]): void;
+  /** libvirtd restarts: a running `virsh event` says it was disconnected and ends. */
+  restartLibvirt(): void;
   close(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ export async function startVmHost(options: VmHostOptions): Promise<SimVmHost> {
       });
     },
     emit: (...events) => setState({ ...state, events: [...(state.events ?? []), ...events] }),
+    restartLibvirt: () => setState({ ...state, libvirtRestarts: (state.libvirtRestarts ?? 0) + 1 }),
     close: async () => {
       await ssh.close();
       files.remove();

@@ -8,7 +8,7 @@ import { parseConfigText, type Config } from '../../src/core/config.ts';
 import { createLogger, silentLogger, type Logger } from '../../src/core/log.ts';
 import { createRedactor } from '../../src/core/redact.ts';
 import { startVmHostWatchScans, vmHostWatchDetail } from '../../src/edge/alerts/vm-host-watch-scans.ts';
-import type { VmHostWatches } from '../../src/edge/alerts/vm-host-watch.ts';
+import type { VmHostWatches, VmHostWatchTuning } from '../../src/edge/alerts/vm-host-watch.ts';
 import { JobQueues } from '../../src/engine/queue/job-queues.ts';
 import { createRedis } from '../../src/engine/queue/redis-connection.ts';
 import { SCAN_JOB } from '../../src/features/registry.ts';
@@ -50,7 +50,7 @@ interface Worker {
   registry: Registry;
 }
 
-async function worker(l: MacLab, config: Config, prefix: string, log: Logger = silentLogger()): Promise<Worker> {
+async function worker(l: MacLab, config: Config, prefix: string, log: Logger = silentLogger(), tuning: VmHostWatchTuning = {}): Promise<Worker> {
   const redis = createRedis(TEST_REDIS_URL, 'producer');
   const queues = new JobQueues(redis, createRedactor([]), prefix);
   const registry = new Registry();
@@ -60,7 +60,7 @@ async function worker(l: MacLab, config: Config, prefix: string, log: Logger = s
     enqueue: (name, data, options) => queues.enqueue(name, data, options),
     registry,
     log,
-    tuning: { redefineGraceMs: 5_000, backoff: { baseMs: 50, maxMs: 200 } },
+    tuning: { redefineGraceMs: 5_000, backoff: { baseMs: 50, maxMs: 200 }, ...tuning },
   });
   if (!watches) throw new Error('the watch did not start');
   cleanups.push(async () => {
@@ -132,6 +132,40 @@ describe('the VM host watch (virsh event over pinned SSH)', () => {
     await settle();
     expect(await scans(w)).toHaveLength(1);
     expect(vmHost.ssh.authenticated).toBe(2);
+  });
+
+  it('libvirtd restarting ends virsh event; the watch opens it again and says what ended it', async () => {
+    const l = await lab();
+    const vmHost = l.vmHosts.get(HOST) as SimVmHost;
+    const w = await worker(l, watchedConfig(l), freshPrefix('vmwatch'));
+    await waitUntil(() => vmHost.files.eventListeners() === 1);
+    vmHost.restartLibvirt();
+    await waitUntil(() => vmHost.files.eventListeners() === 2);
+    expect(w.watches.health()).toMatchObject([
+      { state: 'watching', sessions: 2, restarts: { exited: 1, dropped: 0 }, lastError: 'virsh event ended (exit status 1): error: Disconnected from qemu:///system due to end of file' },
+    ]);
+  });
+
+  it('a virsh that cannot reach libvirt is retried with backoff, doubling to the cap, never in a tight loop', async () => {
+    const l = await lab();
+    const vmHost = l.vmHosts.get(HOST) as SimVmHost;
+    vmHost.setState({ domains, uri: 'qemu:///elsewhere' });
+    const delays: number[] = [];
+    const w = await worker(l, watchedConfig(l), freshPrefix('vmwatch'), silentLogger(), {
+      random: () => 0.5,
+      sleep: async (ms) => {
+        delays.push(ms);
+        await new Promise((r) => setTimeout(r, 5));
+      },
+    });
+    await waitUntil(() => delays.length >= 4);
+    // Base 50 ms, cap 200 ms, jitter in the upper half (random 0.5: three quarters of the ceiling).
+    expect(delays.slice(0, 4)).toEqual([38, 75, 150, 150]);
+    const health = w.watches.health()[0];
+    expect(health?.state).not.toBe('stopped');
+    expect(health?.lastError).toMatch(/^virsh event ended \(exit status 1\): error: failed to connect to the hypervisor/);
+    // One SSH session per attempt, each after its wait.
+    expect(vmHost.ssh.authenticated).toBeLessThanOrEqual(delays.length + 1);
   });
 
   it('a refused host key stops that host\'s watch with a clear log line: one attempt, no retry loop', async () => {
