@@ -108,10 +108,7 @@ describe('Redis Sentinel failover under load', () => {
     expect(killedAt).toBeGreaterThan(0);
   }, 120_000);
 
-  // Skipped: since the command's answer became the bot's own message (chat.postMessage, edited by the
-  // result), the command after the failover gets no answer this test can find within 15 s; whether the
-  // answer is lost or only found elsewhere has not been settled. Open work, named in the closing note.
-  it.skip('a slash command in the gap is told the queue is failing over; the next one after it runs', async () => {
+  it('a slash command in the gap is told the queue is failing over; the next one after it runs', async () => {
     const prefix = freshPrefix('failover-slack');
     const { lab, emulator, url } = await startServe(prefix);
     await lab.primary.kill();
@@ -124,18 +121,23 @@ describe('Redis Sentinel failover under load', () => {
     await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, 30_000, 100);
     const seq = Math.max(0, ...emulator.messages.map((m) => m.seq));
     const again = await emulator.sendSlashCommand({ appUrl: url, text: 'dns-check prod', user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });
-    const ack = await emulator.waitFor((e) => e.answersTo(again.responseUrl)[0], { timeoutMs: 15_000 });
-    expect(ack.text).toMatch(/asked for `dns-check prod`: running/);
-    // The result replaces the "running" answer: one message for the command.
-    const result = await emulator.waitFor((e) => e.resultsIn(LAB_CHANNELS.ops).find((m) => m.seq > seq), { timeoutMs: 20_000 });
+    expect(again.status).toBe(200);
+    // The check often finishes before its "running" answer is posted (the queue waits for a replica
+    // to hold the job first): then no running answer is posted and the result is the answer.
+    // Either way the channel shows one message for the command, and it shows the result.
+    const shown = () => emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.seq > seq && !m.threadTs && !m.ephemeral && !m.deleted);
+    const result = await emulator.waitFor((e) => e.resultsIn(LAB_CHANNELS.ops).find((m) => m.seq > seq), { timeoutMs: 20_000, description: 'the result of the command after the failover' });
     expect(result.text).toMatch(/^CRITICAL: API record WIPED/);
-    expect(emulator.resultsIn(LAB_CHANNELS.ops).filter((m) => m.seq > seq)).toEqual([ack]);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(shown()).toEqual([result]);
+    // A running answer, when there was one, is that same message, edited by the result.
+    const running = emulator.answersTo(again.responseUrl);
+    expect(running.filter((m) => m !== result)).toEqual([]);
   }, 90_000);
 
-  // Skipped: on an idle machine (the CI run) the scans stopped completing after the failover within
-  // 30 s, while under load they resumed; whether the scheduler's 10 s shutdown bound or the new
-  // channel pacing in Redis keeps them from resuming is not yet known. Named in the closing note.
-  it.skip('the drift schedulers resume on the new primary and raise no alert twice', async () => {
+  // A process whose connection ioredis ended during the switch never scanned again (every command
+  // "Connection is closed"); see test/integration/sentinel-reconnect.test.ts.
+  it('the drift schedulers resume on the new primary and raise no alert twice', async () => {
     const prefix = freshPrefix('failover-scan');
     const { lab, emulator, runtime } = await startServe(prefix, '\nschedules:\n  dns: 1s\n');
     // The alerts themselves, not their evidence in their threads.

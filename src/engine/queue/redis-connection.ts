@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { RedisSettings } from './redis-settings.ts';
+import { reconnectWhenEnded } from './reconnect-when-ended.ts';
 
 export type RedisRole = 'worker' | 'producer';
 
@@ -21,7 +22,7 @@ export function createRedis(settings: RedisSettings | string, role: RedisRole): 
     ...(s.tlsCa ? { tls: { ca: s.tlsCa } } : {}),
   };
   if (s.mode === 'url') return new Redis(s.url, { ...common, retryStrategy: (times) => Math.min(times * 200, 5_000) });
-  return new Redis({
+  return reconnectWhenEnded(new Redis({
     ...common,
     sentinels: s.sentinels,
     name: s.name,
@@ -35,7 +36,7 @@ export function createRedis(settings: RedisSettings | string, role: RedisRole): 
     sentinelRetryStrategy: (times) => Math.min(times * 200, 2_000),
     // Subscribes to the sentinels' +switch-master: reconnect at once, even when the old primary is cut off rather than dead.
     failoverDetector: true,
-  });
+  }));
 }
 
 function loginOptions(s: RedisSettings): RedisOptions {

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { startSentinelLab, type SentinelLab } from '../../lab/redis-sentinel-lab.ts';
+import { createRedis } from '../../src/engine/queue/redis-connection.ts';
+import { redisSettingsFrom } from '../../src/engine/queue/redis-settings.ts';
+import { freshPrefix, waitUntil } from '../helpers/redis.ts';
+
+/**
+ * ioredis ends a Sentinel client for good when `+switch-master` reaches its failover detector
+ * while it is asking a sentinel where the primary is. The window is small, so many clients go
+ * through one real failover: before the fix about a third of 200 ended in half of the runs
+ * (every later command "Connection is closed"), and the drift scans of a process whose worker
+ * connection was one of them never resumed.
+ */
+describe('Sentinel connections across a failover', () => {
+  let lab: SentinelLab | undefined;
+  const clients: Redis[] = [];
+
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.disconnect();
+    await lab?.close();
+    lab = undefined;
+  }, 60_000);
+
+  it('a connection told to reconnect while it asks a sentinel for the primary comes back (what the failover detector does)', async () => {
+    lab = await startSentinelLab({ prefix: freshPrefix('reconnect') });
+    const c = createRedis(redisSettingsFrom(lab.env).settings, 'worker');
+    c.on('error', () => undefined);
+    clients.push(c);
+    // Just created, it is resolving the primary through a sentinel; ioredis's failover detector
+    // calls the same connector disconnect as disconnect(true) does.
+    expect(c.status).toBe('connecting');
+    c.disconnect(true);
+    await waitUntil(() => c.status === 'ready', 10_000, 20).catch(() => undefined);
+    // Before the fix: ended, and every command after "Connection is closed."
+    expect(await c.ping().catch((err: Error) => err.message)).toBe('PONG');
+  }, 60_000);
+
+  it('every connection answers on the new primary, also one ioredis ended during the switch', async () => {
+    const prefix = freshPrefix('reconnect');
+    lab = await startSentinelLab({ prefix, downAfterMs: 1000 });
+    const settings = redisSettingsFrom(lab.env).settings;
+    const ended = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const c = createRedis(settings, i % 2 ? 'worker' : 'producer');
+      c.on('error', () => undefined);
+      c.on('end', () => ended.add(i));
+      clients.push(c);
+    }
+    await waitUntil(() => clients.every((c) => c.status === 'ready'), 20_000, 50);
+    // Traffic while the primary dies and the sentinels switch.
+    let busy = true;
+    const traffic = Promise.all(
+      clients.map(async (c, i) => {
+        while (busy) {
+          await c.set(`${prefix}:k${i}`, '1').catch(() => undefined);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }),
+    );
+    await lab.primary.kill();
+    await waitUntil(async () => (await lab!.currentPrimaryPort()) === lab!.replica.port, 30_000, 100);
+    await waitUntil(() => clients.every((c) => c.status === 'ready'), 20_000, 100).catch(() => undefined);
+    busy = false;
+    await traffic;
+
+    const answers = await Promise.all(clients.map((c, i) => c.set(`${prefix}:k${i}`, 'after').then(() => 'ok', (err: Error) => `${i}: ${err.message}`)));
+    expect(answers.filter((a) => a !== 'ok')).toEqual([]);
+    expect(clients.filter((c) => c.status !== 'ready')).toHaveLength(0);
+    // Not asserted (the race cannot be forced): how many went through "ended" and came back.
+    console.info(`${ended.size} of ${clients.length} connections ended during the failover and reconnected`);
+  }, 90_000);
+});
