@@ -86,8 +86,14 @@ describe('npm run lab', () => {
       const lines = linesOf(answer);
       expect(lines.length, lines.join('\n')).toBeLessThanOrEqual(ANSWER_LIMITS.maxLines);
       expect(lines.join('\n').length, lines.join('\n')).toBeLessThanOrEqual(ANSWER_LIMITS.maxChars);
-      const findings = Number(/(\d+) findings? ·/.exec(lines.at(-1) ?? '')?.[1]);
+      const footer = lines.at(-1) ?? '';
+      const counted = footer.startsWith('no findings') ? 0 : Number(/^(\d+) findings? ·/.exec(footer)?.[1]);
+      const notes = Number(/ · (\d+) notes? ·/.exec(footer)?.[1] ?? 0);
+      const findings = counted + notes;
       const problems = lines.filter((l) => /^:(red_circle|warning|x): `/.test(l));
+      const more = Number(/^…and (\d+) more: /.exec(lines.find((l) => l.startsWith('…and ')) ?? '')?.[1] ?? 0);
+      // The count the footer gives is the count of findings the message lists (a healthy answer lists none).
+      expect(problems.length + more, footer).toBe(counted);
       if (lines[0]!.includes('*OK*')) expect(lines, 'a healthy answer is two lines').toHaveLength(2);
       const thread = emulator.channelMessages(LAB_CHANNELS.ops).filter((m) => m.threadTs === answer.ts);
       const threadLines = thread.flatMap((m) => linesOf(m));

@@ -1,6 +1,7 @@
 import type { Finding, Report, Severity, Status } from '../../core/report.ts';
 import { worstStatus } from '../../core/report.ts';
 import type { FileAttachment } from './evidence-files.ts';
+import { findingCount } from './finding-count.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { clipText, codeSpan, escapeMrkdwn, inline } from './mrkdwn.ts';
@@ -114,9 +115,8 @@ function tableFile(ordered: readonly Report[], kind: string): FileAttachment {
 }
 
 function contextLine(reports: readonly Report[]): string {
-  const findings = reports.reduce((n, r) => n + r.findings.length, 0);
   const took = reports.reduce((ms, r) => Math.max(ms, r.durationMs), 0);
-  return clipText(`${findings} finding${findings === 1 ? '' : 's'} across ${reports.length} targets · took ${took} ms`, SLACK_MESSAGE_LIMITS.contextElementText);
+  return clipText(`${findingCount(reports.flatMap((r) => r.findings))} across ${reports.length} targets · took ${took} ms`, SLACK_MESSAGE_LIMITS.contextElementText);
 }
 
 function section(text: string): Block {

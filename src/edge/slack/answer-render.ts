@@ -4,6 +4,7 @@ import type { Finding, Report, Severity, Status } from '../../core/report.ts';
 import { ALERT_ACTIONS } from '../alerts/alert-action-ids.ts';
 import { isScanCheck } from '../alerts/scan-checks.ts';
 import { findingBrief } from './finding-brief.ts';
+import { findingCount } from './finding-count.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { clipText, codeSpan, escapeMrkdwn, inline, slackDate } from './mrkdwn.ts';
 import { nextStep, type NextStep } from './next-step.ts';
@@ -126,7 +127,7 @@ function footer(report: Report, note: string): ContextBlock {
   const when = Number.isFinite(started) ? slackDate(started) : escapeMrkdwn(report.startedAt);
   const took = report.durationMs < 1000 ? `${report.durationMs} ms` : formatDuration(report.durationMs);
   const evidence = n ? ` · ${note}` : '';
-  const text = `${n} finding${n === 1 ? '' : 's'}${evidence} · started ${when} · took ${took}`;
+  const text = `${findingCount(report.findings)}${evidence} · started ${when} · took ${took}`;
   return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_MESSAGE_LIMITS.contextElementText) }] };
 }
 

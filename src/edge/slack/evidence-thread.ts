@@ -2,6 +2,7 @@ import type { KnownBlock } from '@slack/types';
 import type { Finding, Report, ReportStep, StepResult } from '../../core/report.ts';
 import { SEVERITY_ICON } from './answer-render.ts';
 import { attachmentsFor, fileNameFor, isTableKey, needsFile, TABLE_HEAD_LINES, type FileAttachment } from './evidence-files.ts';
+import { fixesOnce, sharedNote, type FixToSay } from './fix-once.ts';
 import { humanLabel, humanValue, macChange, redundantKeys, worthShowing } from './evidence-text.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { codeSpan, escapeMrkdwn } from './mrkdwn.ts';
@@ -32,6 +33,7 @@ interface Style {
   valueMax: number;
   text(s: string): string;
   bold(s: string): string;
+  italic(s: string): string;
   code(s: string): string;
   pre(s: string): string;
   severity(f: Finding): string;
@@ -41,6 +43,7 @@ const MRKDWN: Style = {
   valueMax: VALUE_MAX,
   text: (s) => withDateTokens(escapeMrkdwn(s)),
   bold: (s) => `*${s}*`,
+  italic: (s) => `_${s}_`,
   code: (s) => codeSpan(s, 200),
   pre: (s) => `\`\`\`\n${escapeMrkdwn(s.replace(/```/g, "'''")).replace(/\n$/, '')}\n\`\`\``,
   severity: (f) => `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 60)} *${f.severity}*`,
@@ -50,6 +53,7 @@ const PLAIN: Style = {
   valueMax: Number.MAX_SAFE_INTEGER,
   text: withIsoTimes,
   bold: (s) => s,
+  italic: (s) => s,
   code: (s) => s,
   pre: (s) => s.replace(/\n$/, '').split('\n').map((l) => `    ${l}`).join('\n'),
   severity: (f) => `[${f.severity}] ${f.code}`,
@@ -96,18 +100,14 @@ export function evidenceFile(report: Report): FileAttachment {
 function evidenceChunks(report: Report, style: Style): string[][] {
   const order: Record<Finding['severity'], number> = { error: 0, critical: 1, warning: 2, info: 3 };
   const findings = report.findings.map((f, i) => ({ f, i })).sort((a, b) => order[a.f.severity] - order[b.f.severity] || a.i - b.i);
-  let lastFix: string | undefined;
-  const chunks = findings.map(({ f }) => {
-    const lines = findingDetail(f, report.target, style, lastFix);
-    if (f.fix) lastFix = f.fix;
-    return lines;
-  });
+  const fixes = fixesOnce(findings.map(({ f }) => f));
+  const chunks = findings.map(({ f }, i) => findingDetail(f, report.target, style, fixes[i]));
   if (report.plan) chunks.push(planLines(report.plan.id, report.plan.steps, style));
   if (report.results) chunks.push(resultLines(report.results, style));
   return chunks;
 }
 
-function findingDetail(f: Finding, target: string, style: Style, lastFix: string | undefined): string[] {
+function findingDetail(f: Finding, target: string, style: Style, fix: FixToSay | undefined): string[] {
   const lines = [`${style.severity(f)} — ${style.text(f.subject)}`, style.text(f.summary)];
   const skip = redundantKeys(f.evidence);
   const change = macChange(f.evidence);
@@ -125,7 +125,10 @@ function findingDetail(f: Finding, target: string, style: Style, lastFix: string
     }
     lines.push(`• ${label}: ${style.text(humanValue(key, value, style.valueMax))}`);
   }
-  if (f.fix) lines.push(`${style.bold('Fix:')} ${f.fix === lastFix ? 'the same as above' : style.text(fixBeyondEvidence(f))}`);
+  if (fix) {
+    const shared = sharedNote(fix);
+    lines.push(`${style.bold('Fix:')} ${style.text(fixBeyondEvidence(f))}${shared ? ` ${style.italic(`(${shared})`)}` : ''}`);
+  }
   return lines;
 }
 

@@ -4,6 +4,8 @@ import { worstStatus } from '../../core/report.ts';
 import { formatDuration } from '../../core/duration.ts';
 import { fileNameFor, isDocumentKey, isTableKey, needsFile, TABLE_HEAD_LINES } from './evidence-files.ts';
 import { humanLabel, humanValue, macChange, redundantKeys, worthShowing } from './evidence-text.ts';
+import { findingCount } from './finding-count.ts';
+import { fixesOnce, sharedNote, type FixToSay } from './fix-once.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { clipInside, clipText, codeSpan, escapeMrkdwn, inline as oneLineText, slackDate } from './mrkdwn.ts';
@@ -182,12 +184,12 @@ function headerBlock(reports: readonly Report[]): Block {
 
 function contextBlock(reports: readonly Report[]): Block {
   const first = reports[0];
-  const findings = reports.reduce((n, r) => n + r.findings.length, 0);
+  const findings = reports.flatMap((r) => r.findings);
   const took = reports.reduce((ms, r) => Math.max(ms, r.durationMs), 0);
   const started = first ? Date.parse(first.startedAt) : Number.NaN;
   const when = Number.isFinite(started) ? slackDate(started) : escapeMrkdwn(first?.startedAt ?? '');
   const steps = reports.reduce((n, r) => n + (r.results?.length ?? 0), 0);
-  const counted = findings === 0 && steps > 0 ? `${steps} step${steps === 1 ? '' : 's'} run` : `${findings} finding${findings === 1 ? '' : 's'}`;
+  const counted = findings.length === 0 && steps > 0 ? `${steps} step${steps === 1 ? '' : 's'} run` : findingCount(findings);
   const text = `${counted} · started ${when} · took ${took < 1000 ? `${took} ms` : formatDuration(took)}`;
   return { type: 'context', elements: [{ type: 'mrkdwn', text: clipText(text, SLACK_LIMITS.contextText) }] };
 }
@@ -236,6 +238,7 @@ function sortedFindings(findings: readonly Finding[]): Finding[] {
  */
 function allocateFindings(perReport: Finding[][], budget: Budget, limits: readonly number[], targets: readonly string[]): Block[][] {
   const shown: Block[][] = perReport.map(() => []);
+  const fixes = perReport.map(fixesOnce);
   const overflowCost = (i: number) => {
     const rest = perReport[i]!.slice(shown[i]!.length);
     return rest.length ? blockChars(overflowBlock(rest)) : 0;
@@ -247,7 +250,7 @@ function allocateFindings(perReport: Finding[][], budget: Budget, limits: readon
     for (let i = 0; i < perReport.length; i += 1) {
       const next = perReport[i]![shown[i]!.length];
       if (!next || shown[i]!.length >= (limits[i] ?? Infinity)) continue;
-      const block = findingBlock(next, targets[i] ?? '');
+      const block = findingBlock(next, targets[i] ?? '', fixes[i]![shown[i]!.length]);
       shown[i]!.push(block);
       const used = shown.reduce((n, bs) => n + bs.length, 0) + overflowBlocks();
       const chars =
@@ -266,13 +269,16 @@ function allocateFindings(perReport: Finding[][], budget: Budget, limits: readon
   });
 }
 
-function findingBlock(f: Finding, target: string): Block {
+function findingBlock(f: Finding, target: string, fix: FixToSay | undefined): Block {
   const first = `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 80)} *${f.severity}* — ${clipText(oneLineText(f.subject), CAP.subject)}`;
   const lines = [first, clipText(oneLineText(f.summary), CAP.summary)];
   const { inline, preformatted } = splitEvidence(f.evidence);
   const evidence = evidenceLine(inline, redundantKeys(f.evidence));
   if (evidence) lines.push(evidence);
-  if (f.fix) lines.push(clipInside('*Fix:* ', oneLineText(f.fix), '', CAP.fix));
+  if (fix) {
+    const shared = sharedNote(fix);
+    lines.push(clipInside('*Fix:* ', oneLineText(fix.fix), shared ? ` _(${shared})_` : '', CAP.fix));
+  }
   lines.push(...preformattedBlocks(preformatted, SLACK_LIMITS.sectionText - lines.join('\n').length - 1, target, f.evidence));
   return section(lines.join('\n'));
 }

@@ -4,6 +4,7 @@ import { checkMessage } from '../../../src/edge/slack/message-limits.ts';
 import type { Finding, Report } from '../../../src/core/report.ts';
 import { ANSWER_LIMITS, renderAnswer } from '../../../src/edge/slack/answer-render.ts';
 import { renderEvidence } from '../../../src/edge/slack/evidence-thread.ts';
+import { renderReport } from '../../../src/edge/slack/render.ts';
 import { findingBrief, MAX_WORDS } from '../../../src/edge/slack/finding-brief.ts';
 import { nextStep } from '../../../src/edge/slack/next-step.ts';
 import { withDateTokens, withIsoTimes } from '../../../src/edge/slack/slack-dates.ts';
@@ -46,7 +47,7 @@ describe('the answer in the channel', () => {
 
   it('shows no button to someone who may not repair, and is two lines when healthy', () => {
     expect(lines(wiped, false).some((l) => l.startsWith('[ '))).toBe(false);
-    expect(lines(healthy)).toEqual([':white_check_mark: *OK* · resolver-check site-a: The resolver answers', '1 finding · the evidence is in the thread · started 2026-11-30 12:00:00 UTC · took 42 ms']);
+    expect(lines(healthy)).toEqual([':white_check_mark: *OK* · resolver-check site-a: The resolver answers', 'no findings · 1 note · the evidence is in the thread · started 2026-11-30 12:00:00 UTC · took 42 ms']);
   });
 
   it('counts 297 same-code findings in one line and stays within Slack limits', () => {
@@ -79,6 +80,18 @@ describe('the thread under it', () => {
     expect(text.split(fixDns.replace(/`/g, '')).length + text.split(fixDns).length - 2).toBe(1);
     expect(JSON.stringify(thread.messages)).toContain('<!date^1796039906^{date_short_pretty} {time_secs}|2026-11-30 11:58:26 UTC>');
     for (const m of thread.messages) expect(checkMessage(m)).toBeUndefined();
+  });
+
+  it('says a fix shared by nine drifted machines once, under the first, counting the others', () => {
+    const nine: Report = { ...many, verdict: '9 machines have drifted MACs', findings: Array.from({ length: 9 }, (_, i) => drift(i)) };
+    const thread = renderEvidence(nine);
+    const lines = thread.messages.flatMap((m) => blocksText(m.blocks));
+    expect(lines.filter((l) => l.startsWith('*Fix:*'))).toEqual(['*Fix:* /maas fix-macs site-c _(also for the 8 findings below)_']);
+    const longForm = blocksText(renderReport(nine).blocks);
+    expect(longForm.filter((l) => l.startsWith('*Fix:*'))).toEqual(['*Fix:* /maas fix-macs site-c _(also for the 8 findings below)_']);
+    const file = renderEvidence(many).files.find((f) => f.filename === 'site-c-evidence.txt')!;
+    expect(file.content.match(/^Fix: /gm)).toEqual(['Fix: ']);
+    expect(file.content).toContain('Fix: /maas fix-macs site-c (also for the 299 findings below)');
   });
 
   it('puts the whole evidence of 300 findings in a file with ISO 8601 times, and a sample in the thread', () => {

@@ -245,7 +245,7 @@ describe('a healthy answer', () => {
   it('is two lines: the verdict, and when it was measured', () => {
     const healthy: Report = { kind: 'resolver-check', target: 'site-a', status: 'ok', verdict: 'The resolver of site-a answers maas, SOA serial 7', findings: [{ code: 'RESOLVER_OK', severity: 'info', subject: 'site-a', summary: 'answers', evidence: { serial: 7 } }], startedAt: '2026-11-30T03:00:00.000Z', durationMs: 40 };
     const lines = blocksText(renderReport(healthy).blocks);
-    expect(lines).toEqual([':white_check_mark: *OK* · resolver-check site-a: The resolver of site-a answers maas, SOA serial 7', '1 finding · started 2026-11-30 03:00:00 UTC · took 40 ms']);
+    expect(lines).toEqual([':white_check_mark: *OK* · resolver-check site-a: The resolver of site-a answers maas, SOA serial 7', 'no findings · 1 note · started 2026-11-30 03:00:00 UTC · took 40 ms']);
   });
 });
 
