@@ -29,6 +29,7 @@ export type FindingCode =
   | 'MAC_WITNESS_UNAVAILABLE'
   | 'DNS_CLIENT_VIEW'
   | 'MAC_CHILD_STALE'
+  | 'MAC_LEFT_BROKEN'
   | 'PROBE_FAILED'
   | (string & {});
 

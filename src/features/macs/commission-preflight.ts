@@ -76,11 +76,15 @@ export async function commissionPreflight(maas: MaasClient, apiUser: MaasUser | 
 }
 
 /** Why this machine cannot be commissioned now, or null; `amd64/generic` is matched by its architecture. */
-export function commissionRefusal(preflight: CommissionPreflight, architecture: string | undefined): string | null {
+export function commissionRefusal(preflight: CommissionPreflight, architecture: string | undefined, machine: 'to-break' | 'already-broken' = 'to-break'): string | null {
   if (preflight.verdict === 'unknown') {
-    return `fix-macs could not tell whether MAAS would accept commission (${preflight.reason}); marking it broken without knowing could leave it Broken, so it is left alone. Check MAAS's Images page, then run fix-macs again`;
+    const risk = machine === 'to-break' ? 'marking it broken without knowing could leave it Broken, so it is left alone' : 'so it is not sent';
+    return `fix-macs could not tell whether MAAS would accept commission (${preflight.reason}); ${risk}. Check MAAS's Images page, then run fix-macs again`;
   }
-  if (preflight.verdict === 'refused') return `${preflight.reason}. Marking it broken now would leave it Broken. To finish: ${preflight.fix}`;
+  if (preflight.verdict === 'refused') {
+    const risk = machine === 'to-break' ? 'Marking it broken now would leave it Broken' : 'It stays Broken until then';
+    return `${preflight.reason}. ${risk}. To finish: ${preflight.fix}`;
+  }
   const arch = architecture?.split('/')[0];
   if (arch && !preflight.architectures.includes(arch)) {
     return `MAAS would accept commission, but no connected rack controller holds ${preflight.image} for ${arch} (only ${preflight.architectures.join(', ') || 'none'}), so the machine could not PXE-boot the commissioning environment. To finish: ${IMPORT_FIX}`;

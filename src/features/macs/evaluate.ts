@@ -6,6 +6,7 @@ import { pairInterfaces, recordedInterfaces, type Pairing } from './pairing.ts';
 import { staleChildFindings } from './stale-children.ts';
 import { macSummary, type MacRow } from './summary.ts';
 import { machineTarget } from './vm-host-targets.ts';
+import type { LeftBroken, LeftBrokenRead } from './left-broken.ts';
 
 /** What one VM host gave back: every domain it was asked about, or why it could not be read. */
 export type HostProbe =
@@ -22,6 +23,8 @@ export interface MacSnapshot {
   power: Record<string, PowerParameters>;
   /** By VM host key (host, or host:port), as planVmHostProbes names them. */
   hosts: Record<string, HostProbe>;
+  /** Broken machines a fix-macs plan marked broken (left-broken.ts); absent: not read. */
+  leftBroken?: LeftBrokenRead;
 }
 
 export interface MacEvaluation {
@@ -98,8 +101,10 @@ export function evaluateMacs(snapshot: MacSnapshot): MacEvaluation {
     rows.push(...pairingRows(machine, vmHost, domain, pairing));
   }
   for (const [vmHost, entry] of unreachableHosts) findings.push(hostUnreachable(vmHost, entry.reason, entry.machines));
+  const leftBroken = snapshot.leftBroken?.found ?? [];
+  findings.push(...leftBroken.map((entry) => leftBrokenFinding(site, entry)));
 
-  const verdict = verdictOf({ site, total: machines.length, drifted: drifted.size, checked, missing, notVirsh: notVirshCount, unchecked });
+  const verdict = verdictOf({ site, total: machines.length, drifted: drifted.size, checked, missing, notVirsh: notVirshCount, unchecked, leftBroken: leftBroken.length });
   if (checked > 0 || rows.length > 0) findings.push(macSummary({ site, rows, liveByDomain, anyDrift: drifted.size > 0 }));
   return { verdict, findings };
 }
@@ -230,6 +235,19 @@ function hostUnreachable(vmHost: string, reason: string, machines: MaasMachine[]
   };
 }
 
+/** A machine a plan marked broken and MAAS would not then commission: out of service until it is commissioned. */
+function leftBrokenFinding(site: string, entry: LeftBroken): Finding {
+  const when = entry.markedAt ? ` on ${entry.markedAt}` : '';
+  return {
+    code: 'MAC_LEFT_BROKEN',
+    severity: 'critical',
+    subject: entry.hostname,
+    summary: `${entry.hostname} is Broken: maas-chatops plan ${entry.planId} marked it broken${when} to update its MAC, and it was not commissioned after; it stays out of service until it is`,
+    evidence: { systemId: entry.systemId, hostname: entry.hostname, status: 'Broken', planId: entry.planId, source: entry.source, ...(entry.markedAt ? { markedAt: entry.markedAt } : {}), ...(entry.markedBy ? { markedBy: entry.markedBy } : {}) },
+    fix: `/maas fix-macs ${site}: plans its commissioning (and any MAC still to update), once MAAS can commission: the commissioning release's boot images on every connected rack`,
+  };
+}
+
 function row(machine: MaasMachine, vmHost: string, domain: string, state: string, detail: string): MacRow {
   return { hostname: machine.hostname, status: machine.status_name, vmHost, domain, state, interface: '', recorded: '', live: '', detail };
 }
@@ -264,6 +282,7 @@ interface VerdictInput {
   missing: number;
   notVirsh: number;
   unchecked: Map<string, string[]>;
+  leftBroken: number;
 }
 
 function verdictOf(v: VerdictInput): string {
@@ -281,5 +300,6 @@ function verdictOf(v: VerdictInput): string {
   if (v.missing) parts.push(`${v.missing} power_id${v.missing === 1 ? ' names' : 's name'} no libvirt domain`);
   for (const [why, names] of v.unchecked) parts.push(`${names.length} unchecked (${why})`);
   if (v.notVirsh) parts.push(`${v.notVirsh} not virsh-powered`);
+  if (v.leftBroken) parts.push(`${v.leftBroken} left Broken by a fix-macs plan (not commissioned after)`);
   return parts.join('; ');
 }

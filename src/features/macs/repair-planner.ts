@@ -41,16 +41,18 @@ export function planMacRepair(snapshot: MacSnapshot, options: MacPlanOptions): R
   const overBound: string[] = [];
 
   const staleChildren = staleChildrenByMachine(findings);
+  const leftBroken = leftBrokenByMachine(findings);
   for (const machine of snapshot.machines) {
     const items = drifts.get(machine.system_id) ?? [];
     const stale = staleChildren.get(machine.system_id) ?? [];
-    if (!items.length && !stale.length) continue;
+    const left = leftBroken.get(machine.system_id);
+    if (!items.length && !stale.length && !left) continue;
     const block = blocked.get(machine.system_id);
     if (block) {
       refusals.push(refusal(machine, block));
       continue;
     }
-    const machineSteps = stepsFor(machine, items, stale, options);
+    const machineSteps = left ? leftBrokenSteps(machine, items, stale, left, options) : stepsFor(machine, items, stale, options);
     if ('refused' in machineSteps) {
       refusals.push(refusal(machine, machineSteps.refused));
       continue;
@@ -111,6 +113,39 @@ function staleChildrenByMachine(findings: readonly Finding[]): Map<string, Stale
     out.set(e.systemId, list);
   }
   return out;
+}
+
+/** MAC_LEFT_BROKEN: by system id, the plan that marked the machine broken. */
+function leftBrokenByMachine(findings: readonly Finding[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const f of findings) {
+    if (f.code !== 'MAC_LEFT_BROKEN') continue;
+    const { systemId, planId } = f.evidence;
+    if (typeof systemId === 'string' && typeof planId === 'string') out.set(systemId, planId);
+  }
+  return out;
+}
+
+/**
+ * A machine an earlier plan left Broken: the MACs still to update (Broken takes the edit directly),
+ * then the commissioning that plan could not start. Never mark_fixed (Ready without commissioning).
+ */
+function leftBrokenSteps(machine: MaasMachine, items: MacDriftItem[], stale: StaleChild[], planId: string, options: MacPlanOptions): { steps: MacStep[] } | { refused: string } {
+  const edits = stepsFor(machine, items, stale, options);
+  if ('refused' in edits) return edits;
+  const cannot = options.commissioning ? commissionRefusal(options.commissioning, machine.architecture, 'already-broken') : null;
+  if (cannot) return { refused: `Broken since maas-chatops plan ${planId}: ${cannot}` };
+  return {
+    steps: [
+      ...edits.steps,
+      {
+        subject: machine.hostname,
+        action: 'commission',
+        detail: `Broken since maas-chatops plan ${planId} (MAAS did not commission it then) → commissioning, followed until Ready or failed${preflightNote(options.commissioning)}`,
+        params: { systemId: machine.system_id, hostname: machine.hostname },
+      },
+    ],
+  };
 }
 
 /** MAC_AMBIGUOUS and MAC_IN_USE machines are never repaired automatically. */
@@ -257,8 +292,12 @@ function planVerdict(site: string, steps: readonly PlanStep[], refusals: readonl
   const machines = subjectCount(steps);
   const macs = steps.filter((s) => s.action === 'set-mac').length;
   const cycles = steps.filter((s) => s.action === 'mark-broken').length;
+  const broken = new Set(steps.filter((s) => s.action === 'commission').map((s) => s.subject));
+  for (const s of steps) if (s.action === 'mark-broken') broken.delete(s.subject);
   const refused = refusals.length ? `; ${refusals.length} machine${refusals.length === 1 ? '' : 's'} left alone (see why)` : '';
   if (!steps.length) return `Nothing to repair at ${site}${refused}: ${checkVerdict}`;
   const via = cycles ? ` (${cycles} through mark_broken → update → commission)` : '';
-  return `Plan: update ${macs} MAC${macs === 1 ? '' : 's'} on ${machines} machine${machines === 1 ? '' : 's'} at ${site}${via}${refused}`;
+  const finish = broken.size ? `commission ${broken.size} machine${broken.size === 1 ? '' : 's'} an earlier plan left Broken` : '';
+  if (!macs) return `Plan: ${finish} at ${site}${refused}`;
+  return `Plan: update ${macs} MAC${macs === 1 ? '' : 's'} on ${machines} machine${machines === 1 ? '' : 's'} at ${site}${via}${finish ? `, and ${finish}` : ''}${refused}`;
 }

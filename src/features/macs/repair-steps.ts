@@ -7,6 +7,7 @@ import type { MaasClient, MaasMachine } from '../../adapters/maas/types.ts';
 import type { StepOutcome } from '../../core/report.ts';
 import type { StepOf } from '../../engine/repair/plan-step.ts';
 import { NEVER_MARK_BROKEN } from './machine-states.ts';
+import { planMarkComment } from './plan-mark.ts';
 import type { StepContext, StepRunner } from '../../engine/repair/executor.ts';
 import { followCommissioning, statusMessageOf, type FollowOptions } from '../../engine/repair/follow-commissioning.ts';
 
@@ -60,7 +61,7 @@ async function markBroken(maas: MaasClient, p: StepOf<'mark-broken'>['params'], 
     return { outcome: 'refused', detail: `locked in MAAS: every edit is refused until it is unlocked (op=unlock, by its owner or an admin); run fix-macs again after` };
   }
   try {
-    await maas.markBroken(p.systemId, `maas-chatops plan ${context.planId}: to update the boot MAC; commissioning follows`);
+    await maas.markBroken(p.systemId, planMarkComment(context.planId));
   } catch (err) {
     if (err instanceof MaasApiError && err.status === 403) {
       return {
@@ -147,11 +148,16 @@ async function sendCommission(maas: MaasClient, p: MachineParams): Promise<true 
       now = await maas.getMachine(p.systemId).catch(() => undefined);
       if (now && COMMISSIONING_NOW.has(now.status)) return true;
       if (now && now.status !== NODE_STATUS.BROKEN) break;
+      // A 4xx is MAAS's considered refusal (no boot images: 400 "Ephemeral operating system … is unavailable."): sending it again changes nothing.
+      if (err instanceof MaasApiError && err.status >= 400 && err.status < 500) break;
     }
   }
+  const broken = !now || now.status === NODE_STATUS.BROKEN;
   return {
     outcome: 'failed',
-    detail: `commission: ${describeError(lastError)}; the machine is ${now?.status_name ?? 'still Broken'}: commission it in MAAS (Take action → Commission) once that is dealt with`,
+    detail: broken
+      ? `commission: ${describeError(lastError)}; the machine is still Broken, and mac-diff and fix-macs report it as MAC_LEFT_BROKEN until it is commissioned: once that is dealt with, run fix-macs again (it plans just the commissioning) or commission it in MAAS (Take action → Commission)`
+      : `commission: ${describeError(lastError)}; the machine is ${now?.status_name ?? 'unreadable'}: commission it in MAAS (Take action → Commission) once that is dealt with`,
   };
 }
 
