@@ -30,7 +30,15 @@ export interface Journal {
   get(index: number): Promise<JournalEntry | undefined>;
   /** Under a lease: written only while the lease is this run's (else LeaseLostError, nothing written). */
   set(index: number, entry: JournalEntry): Promise<void>;
+  /**
+   * Waits, for a bounded time, until a replica holds everything written so far (a journal in a
+   * replicated Redis; see journal-replica.ts). Absent where there is nothing to replicate to.
+   */
+  confirm?(): Promise<ReplicaConfirmation>;
 }
+
+/** `no-replica`: the primary has none, so there is nothing to wait for; `unconfirmed`: none acknowledged in time. */
+export type ReplicaConfirmation = 'replicated' | 'no-replica' | 'unconfirmed';
 
 /** For the CLI: one process, one run. */
 export function memoryJournal(): Journal {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Report, StepResult } from '../../core/report.ts';
 import type { Journal, JournalEntry } from './journal.ts';
+import { confirmOnReplica } from './journal-replica.ts';
 import { acquirePlanLease, type JobLock, type PlanLease } from './plan-lease.ts';
 import type { RepairPlan } from './plan.ts';
 import { parsePlanRecord } from './plan-record.ts';
@@ -237,5 +238,6 @@ function redisJournal(redis: Redis, key: string, lease: PlanLease | undefined): 
       if (lease) await lease.checkAndSet(key, `step:${index}`, JSON.stringify(entry));
       else await redis.hset(key, `step:${index}`, JSON.stringify(entry));
     },
+    confirm: () => confirmOnReplica(redis),
   };
 }

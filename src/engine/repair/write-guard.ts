@@ -1,4 +1,5 @@
 import type { Journal, JournalEntry, WriteRecord } from './journal.ts';
+import { REPLICA_CONFIRM_MS } from './journal-replica.ts';
 
 export interface WriteOptions {
   /**
@@ -26,10 +27,21 @@ export class UnprovenWriteError extends Error {
   }
 }
 
+/** A write not sent because no replica confirmed its `sending` mark in time (journal-replica.ts). */
+export class UnreplicatedMarkError extends Error {
+  constructor(name: string) {
+    super(`${name} was not sent: the journal's note that it is being sent reached no Redis replica within ${REPLICA_CONFIRM_MS / 1000} s, and a failover now could lose that note (a later run would then send it a second time); check the replica's link (INFO replication on the primary), then plan again`);
+    this.name = 'UnreplicatedMarkError';
+  }
+}
+
 /**
  * The write guard of one step. Each write is journaled `sending` before it is sent, in the same
- * atomic Redis step that checks the lease (the journal is fenced), then journaled with its outcome.
- * A lost lease throws LeaseLostError before anything is sent.
+ * atomic Redis step that checks the lease (the journal is fenced), and the mark is on a replica
+ * (when the primary has one) before the write goes out; then it is journaled with its outcome.
+ * A lost lease throws LeaseLostError before anything is sent. A write nobody declared idempotent
+ * whose mark no replica confirmed in time is not sent; an idempotent one may be sent again
+ * safely, so it goes out anyway.
  */
 export function stepWriter(options: { journal: Journal; index: number; entry: JournalEntry | undefined; token: number; at: () => number }) {
   const { journal, index, token } = options;
@@ -47,6 +59,11 @@ export function stepWriter(options: { journal: Journal; index: number; entry: Jo
     const record: WriteRecord = { name, run: token, state: 'sending' };
     writes.push(record);
     await journal.set(index, entry());
+    if ((await journal.confirm?.()) === 'unconfirmed' && !writeOptions.idempotent) {
+      writes.pop();
+      await journal.set(index, entry());
+      throw new UnreplicatedMarkError(name);
+    }
     let answer: Awaited<ReturnType<typeof send>>;
     try {
       answer = await send();
