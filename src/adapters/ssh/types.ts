@@ -36,7 +36,7 @@ export interface ExecOptions {
 export interface StreamingCommand {
   /** Settles when the command ends or the connection drops: its exit status and the start of its stderr. */
   readonly done: Promise<StreamEnd>;
-  /** Ends the command (the channel closes; the remote process gets SIGHUP from sshd). */
+  /** Closes the channel. Without a terminal sshd sends the command no signal: it sees its stdin end. */
   stop(): void;
 }
 

@@ -34,11 +34,24 @@ export function changesDefinition(event: LifecycleEvent): boolean {
 /*
  * `--all` and `--event` are mutually exclusive (cmdEvent: VSH_EXCLUSIVE_OPTIONS("all", "event");
  * test/fixtures/virsh/event-all-with-event.txt); without `--domain`, virsh already listens to
- * every domain of the connection. `--loop` keeps it running until the channel closes. stdin is
- * closed so that virsh never waits on a terminal; `sh -c` keeps the line out of a login shell
- * that is not POSIX, as the mac-diff batch does.
+ * every domain of the connection. `--loop` keeps it running. Without a terminal sshd does not
+ * signal a command whose session ends, so a virsh left behind by a dropped session would live
+ * on until its next event's write failed: the script ties virsh to the channel instead. virsh
+ * runs in the background with stdin closed; a reader holds the channel's stdin (fd 3) and kills
+ * virsh at its end of file, which comes when the session closes for any reason; the script exits
+ * with virsh's own status when virsh ends first (libvirtd restarting ends the event loop: libvirt
+ * tools/virsh.c, virshCatchDisconnect). `sh -c` keeps this out of a login shell that is not POSIX.
  */
-const EVENT_SCRIPT = 'LC_ALL=C exec virsh --connect "$1" event --loop --event lifecycle </dev/null';
+const EVENT_SCRIPT = [
+  'exec 3<&0 </dev/null',
+  'LC_ALL=C virsh --connect "$1" event --loop --event lifecycle &',
+  'v=$!',
+  '{ cat <&3 >/dev/null 2>&1; kill "$v" 2>/dev/null; } &',
+  'r=$!',
+  'wait "$v"; s=$?',
+  'kill "$r" 2>/dev/null',
+  'exit "$s"',
+].join('\n');
 
 /** The remote command that streams one libvirt connection's lifecycle events. */
 export function virshEventCommand(uri: string): SafeCommand {

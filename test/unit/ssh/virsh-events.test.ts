@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createVmHostDir, type VmHostDir, type VmHostState } from '../../../lab/vmhost-sim/virsh-stub.ts';
-import { changesDefinition, parseLifecycleLine } from '../../../src/adapters/ssh/virsh-events.ts';
+import { changesDefinition, parseLifecycleLine, virshEventCommand } from '../../../src/adapters/ssh/virsh-events.ts';
 
 /** A captured fixture's output, without its `# exit status` line, and that status. */
 function fixture(name: string): { output: string; code: number } {
@@ -73,6 +73,55 @@ describe('the vmhost-sim virsh stub streams events as the real virsh prints them
     const end = await runVirsh(host, ['--connect', 'qemu:///system', 'event', '--all', '--loop', '--event', 'lifecycle']).done;
     const expected = fixture('event-all-with-event.txt');
     expect(end).toEqual({ stderr: expected.output.split('\n')[0] + '\n', stdout: '\n', code: expected.code });
+  });
+});
+
+describe('the remote command of the watch (run here by /bin/sh, the stub first on PATH)', () => {
+  let host: VmHostDir | undefined;
+  afterEach(() => host?.remove());
+
+  function start(dir: VmHostDir) {
+    const child = spawn('/bin/sh', ['-c', virshEventCommand('qemu:///system')], { env: { ...process.env, PATH: `${dir.binDir}:${process.env.PATH ?? '/usr/bin:/bin'}` } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+    return { child, done, out: () => stdout };
+  }
+
+  const virshPid = (dir: VmHostDir) => Number(readFileSync(join(dir.dir, 'event-listeners.log'), 'utf8').split(' ')[0]);
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('streams the events, and its stdin ending (the SSH session gone) ends virsh: nothing is left behind', async () => {
+    const state: VmHostState = { domains: [{ name: 'd', nics: [] }] };
+    host = createVmHostDir(state);
+    const run = start(host);
+    await waitFor(() => host?.eventListeners() === 1);
+    host.update({ ...state, events: [{ domain: 'd', event: 'Undefined', detail: 'Removed' }] });
+    await waitFor(() => run.out().includes('\n'));
+    expect(run.out()).toBe("event 'lifecycle' for domain 'd': Undefined Removed\n");
+    const pid = virshPid(host);
+    run.child.stdin.end();
+    await run.done;
+    await waitFor(() => !alive(pid));
+  });
+
+  it('ends with virsh\'s own status when virsh ends first, though the session is still open', async () => {
+    const state: VmHostState = { domains: [] };
+    host = createVmHostDir(state);
+    const run = start(host);
+    await waitFor(() => host?.eventListeners() === 1);
+    host.update({ ...state, libvirtRestarts: 1 });
+    const end = await run.done;
+    expect(end).toEqual({ code: 1, stdout: 'events received: 0\n\n', stderr: 'error: Disconnected from qemu:///system due to end of file\n' });
   });
 });
 
