@@ -127,7 +127,7 @@ function alertmanagerRoutes(w: Wiring): Route[] {
 
 async function startWorkers(w: Wiring): Promise<void> {
   const adapters = await buildAdapters(w);
-  const notifier = w.slack ? createSlackNotifier({ gateway: w.slack, log: w.log, mayRepair: (user) => mayRunRepairs(w.options.loaded.config.slack, user) }) : undefined;
+  const notifier = w.slack ? createSlackNotifier({ gateway: w.slack, log: w.log, mayRepair: (user) => mayRunRepairs(w.options.loaded.config.slack, user), onSecondMessage: (reason) => w.metrics.recordSlackSecondMessage(reason) }) : undefined;
   if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
   const workers = startJobWorkers({
     connection: w.redis,

@@ -31,6 +31,8 @@ const REPAIR_OUTCOMES: readonly RepairOutcome[] = ['applied', 'failed', 'refused
 const STEP_OUTCOMES: readonly StepOutcome[] = ['verified', 'skipped', 'refused', 'failed'];
 const SLACK_ERROR_KINDS: readonly SlackErrorKind[] = ['platform', 'http', 'request', 'rate_limited', 'other'];
 const SLACK_FALLBACK_REASONS = ['invalid_blocks', 'invalid_blocks_format', 'msg_blocks_too_long', 'msg_too_long', 'invalid_attachments'] as const;
+/** Why a result went out beside its running answer instead of over it. */
+const SLACK_SECOND_MESSAGE_REASONS = ['running_answer_unknown', 'cant_update_message', 'message_not_found', 'edit_failed'] as const;
 const SLACK_REFUSAL_REASONS = ['too_large', 'future_timestamp', 'replay', 'unreadable_payload'] as const;
 /** Slack Web API method names look like `chat.postMessage`; the bot calls a handful. */
 const SLACK_METHOD_RE = /^[a-z]+(\.[A-Za-z]+){1,2}$/;
@@ -85,6 +87,8 @@ export interface Metrics {
   recordSlackRateLimited(method: string): void;
   /** A message Slack refused for its content (invalid_blocks…), replaced by a short plain fallback. */
   recordSlackFallback(reason: string): void;
+  /** A command's result posted as a new message while its running answer may still show (two messages), by why. */
+  recordSlackSecondMessage(reason: string): void;
   /** A request from Slack's side refused or dropped before any listener ran (too large, a replay, a payload naming no user…). */
   recordSlackRequestRefused(reason: string): void;
   /** Set or replace where queue depths come from (queues are often made after the metrics). */
@@ -236,6 +240,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['reason'] as const,
     registers,
   });
+  const slackSecondMessages = new Counter({
+    name: `${METRIC_PREFIX}slack_second_messages_total`,
+    help: "Commands' results posted as a new message while the running answer may still show, by reason",
+    labelNames: ['reason'] as const,
+    registers,
+  });
   const slackRequestsRefused = new Counter({
     name: `${METRIC_PREFIX}slack_requests_refused_total`,
     help: 'Requests to /slack/events (or Socket Mode payloads) refused or dropped before any listener ran, by reason',
@@ -310,6 +320,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     recordSlackFallback(reason) {
       slackFallbacks.inc({ reason: boundedLabel(SLACK_FALLBACK_REASONS, reason) });
+    },
+    recordSlackSecondMessage(reason) {
+      slackSecondMessages.inc({ reason: boundedLabel(SLACK_SECOND_MESSAGE_REASONS, reason) });
     },
     recordSlackRequestRefused(reason) {
       slackRequestsRefused.inc({ reason: boundedLabel(SLACK_REFUSAL_REASONS, reason) });

@@ -155,6 +155,56 @@ describe('the running answer and its result, one message', () => {
   });
 });
 
+/** A board whose Redis is away: every call fails at once (nothing listens on port 1). */
+function boardWithoutRedis() {
+  const away = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  away.on('error', () => undefined);
+  cleanups.push(async () => away.disconnect());
+  return redisAnswerBoard(away, { prefix: freshPrefix('slack-rules'), log: silentLogger(), timeoutMs: 50 });
+}
+
+describe('Redis away as the result arrives: still one message', () => {
+  const running = { text: 'asked for `dns-check prod`: running, the result will be posted here.', visibility: 'in_channel' as const, replacedByResult: true };
+
+  it('the result finds the running answer in the channel by its metadata and edits it', async () => {
+    const e = await start();
+    const responseUrl = e.responseUrlFor(CHANNEL, 'U0OPS1');
+    // Bot and worker each meet a Redis that does not answer: the bot posts its running answer anyway.
+    await deliverReply(running, { channel: CHANNEL, user: 'U0OPS1', responseUrl }, gateway(e, { answers: boardWithoutRedis() }), silentLogger());
+    const seconds: string[] = [];
+    const worker = createSlackNotifier({ gateway: gateway(e, { answers: boardWithoutRedis() }), log: silentLogger(), answerWaitMs: 200, onSecondMessage: (r) => seconds.push(r) });
+    await worker.postError({ channel: CHANNEL, responseUrl, replaceRunning: true, askedAt: Date.now() }, 'dns-check prod failed: MAAS did not answer');
+
+    expect(texts(e)).toEqual([':x: dns-check prod failed: MAAS did not answer']);
+    expect(e.channelMessages(CHANNEL)[0]!.updates.map((u) => u.via)).toEqual(['chat.update']);
+    expect(callsOf(e, 'conversations.history')).toHaveLength(1);
+    expect(seconds).toEqual([]);
+  });
+
+  it('no running answer in the channel either: the result is the one message', async () => {
+    const e = await start();
+    const responseUrl = e.responseUrlFor(CHANNEL, 'U0OPS1');
+    const worker = createSlackNotifier({ gateway: gateway(e, { answers: boardWithoutRedis() }), log: silentLogger(), answerWaitMs: 200 });
+    await worker.postError({ channel: CHANNEL, responseUrl, replaceRunning: true, askedAt: Date.now() }, 'dns-check prod failed: MAAS did not answer');
+    expect(texts(e)).toEqual([':x: dns-check prod failed: MAAS did not answer']);
+  });
+
+  it('and the channel cannot be read (history refused): two messages, and the log and the count say why', async () => {
+    const e = await start();
+    const responseUrl = e.responseUrlFor(CHANNEL, 'U0OPS1');
+    await deliverReply(running, { channel: CHANNEL, user: 'U0OPS1', responseUrl }, gateway(e, { answers: boardWithoutRedis() }), silentLogger());
+    e.refuseNext(1, 'missing_scope', 'conversations.history');
+    const seconds: string[] = [];
+    const captured = capturedLog();
+    const worker = createSlackNotifier({ gateway: gateway(e, { answers: boardWithoutRedis() }), log: captured.log, answerWaitMs: 200, onSecondMessage: (r) => seconds.push(r) });
+    await worker.postError({ channel: CHANNEL, responseUrl, replaceRunning: true, askedAt: Date.now() }, 'dns-check prod failed: MAAS did not answer');
+
+    expect(texts(e)).toEqual([running.text, ':x: dns-check prod failed: MAAS did not answer']);
+    expect(seconds).toEqual(['running_answer_unknown']);
+    expect(captured.lines.map((l) => l.msg)).toContain('where the running answer is is not known and the channel cannot be read to find it: the result is posted as a new message, and the running answer may still show');
+  });
+});
+
 describe('where the bot may post and read: the start-up check', () => {
   it('says for the alert channel and each command channel whether the bot can post and read there, and what to do if not', async () => {
     const e = await start({ conversations: [{ id: 'C0OPS' }, { id: 'C0PUB', member: false }, { id: 'C0PRIV', private: true, member: false }, { id: 'C0ALERTS', member: false }] });

@@ -21,7 +21,11 @@ export interface AnswerBoard {
   claimRunning(key: string): Promise<boolean>;
   /** The bot, once posted: false when the result took the entry meanwhile (take the answer down). */
   settleRunning(key: string, answer: RunningAnswer): Promise<boolean>;
-  /** The worker: the running answer once the bot says where it is, or undefined when the result is to be posted anew. */
+  /**
+   * The worker: the running answer once the bot says where it is, or undefined when the result is
+   * to be posted anew (it came first, or the bot never said). `unknown` when the board could not
+   * be read within the wait: the answer may be in the channel, so the result must not simply be posted.
+   */
   awaitRunning(key: string, waitMs: number): Promise<RunningAnswer | undefined>;
 }
 
@@ -40,7 +44,7 @@ const POLL_MS = 100;
 export function memoryAnswerBoard(): AnswerBoard {
   const entries = new Map<string, string>();
   return boardOver({
-    get: async (key) => entries.get(key),
+    get: async (key) => entries.get(key) ?? null,
     setIfAbsent: async (key, value) => (entries.has(key) ? false : (entries.set(key, value), true)),
     replaceIf: async (key, expected, value) => (entries.get(key) === expected ? (entries.set(key, value), true) : false),
   });
@@ -57,46 +61,60 @@ const REPLACE_IF = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SE
 
 /**
  * Bot and workers in separate processes: the board in Redis. When Redis does not answer in
- * time, the bot posts its running answer anyway and the worker posts its result anew: two
- * messages, logged, rather than none.
+ * time, the bot posts its running answer anyway (better than none), and the worker, unable to
+ * learn where it is, is told `unknown` and looks for it in the channel (replace-running.ts).
  */
 export function redisAnswerBoard(redis: Redis, options: RedisAnswerBoardOptions): AnswerBoard {
   const timeout = options.timeoutMs ?? 1_000;
   const keyOf = (key: string) => `${options.prefix}:slack-answer:${key}`;
-  const bounded = <T>(what: string, call: Promise<T>, fallback: T): Promise<T> =>
+  const bounded = <T>(what: string, call: Promise<T>): Promise<T | undefined> =>
     withTimeout(call, timeout).catch((err: unknown) => {
-      options.log.warn({ err: describeError(err) }, `the answer board (Redis) did not answer (${what}): delivering without it`);
-      return fallback;
+      options.log.warn({ err: describeError(err) }, `the answer board (Redis) did not answer (${what})`);
+      return undefined;
     });
   return boardOver({
-    get: (key) => bounded('read', redis.get(keyOf(key)).then((v) => v ?? undefined), undefined),
-    setIfAbsent: (key, value) => bounded('claim', redis.set(keyOf(key), value, 'PX', ENTRY_TTL_MS, 'NX').then((r) => r === 'OK'), true),
-    replaceIf: (key, expected, value) => bounded('settle', redis.eval(REPLACE_IF, 1, keyOf(key), expected, value, String(ENTRY_TTL_MS)).then((r) => r === 1), true),
+    get: (key) => bounded('read', redis.get(keyOf(key))),
+    setIfAbsent: (key, value) => bounded('claim', redis.set(keyOf(key), value, 'PX', ENTRY_TTL_MS, 'NX').then((r) => r === 'OK')),
+    replaceIf: (key, expected, value) => bounded('settle', redis.eval(REPLACE_IF, 1, keyOf(key), expected, value, String(ENTRY_TTL_MS)).then((r) => r === 1)),
   });
 }
 
+/** Each call resolves to undefined when the board did not answer; `get` to null when the entry is absent. */
 interface Entries {
-  get(key: string): Promise<string | undefined>;
-  setIfAbsent(key: string, value: string): Promise<boolean>;
-  replaceIf(key: string, expected: string, value: string): Promise<boolean>;
+  get(key: string): Promise<string | null | undefined>;
+  setIfAbsent(key: string, value: string): Promise<boolean | undefined>;
+  replaceIf(key: string, expected: string, value: string): Promise<boolean | undefined>;
 }
 
+/** One look at the board from the worker's side. */
+type Look = RunningAnswer | 'result first' | 'claimed' | 'unreadable';
+
 function boardOver(entries: Entries): AnswerBoard {
+  const look = async (key: string): Promise<Look> => {
+    const value = await entries.get(key);
+    if (value === undefined) return 'unreadable';
+    if (value === null) {
+      const took = await entries.setIfAbsent(key, RESULT);
+      return took === undefined ? 'unreadable' : took ? 'result first' : 'claimed';
+    }
+    if (value === RESULT) return 'result first';
+    return value === CLAIMED ? 'claimed' : parseAnswer(value);
+  };
   return {
-    claimRunning: (key) => entries.setIfAbsent(key, CLAIMED),
-    settleRunning: (key, answer) => entries.replaceIf(key, CLAIMED, JSON.stringify(answer)),
+    // Redis away: the bot posts and keeps its running answer; the worker will look in the channel.
+    claimRunning: async (key) => (await entries.setIfAbsent(key, CLAIMED)) ?? true,
+    settleRunning: async (key, answer) => (await entries.replaceIf(key, CLAIMED, JSON.stringify(answer))) ?? true,
     async awaitRunning(key, waitMs) {
       const deadline = Date.now() + waitMs;
       for (;;) {
-        const value = await entries.get(key);
-        if (value === undefined) {
-          if (await entries.setIfAbsent(key, RESULT)) return undefined;
-          continue;
-        }
-        if (value === RESULT) return undefined;
-        if (value !== CLAIMED) return parseAnswer(value);
+        const seen = await look(key);
+        if (seen === 'result first') return undefined;
+        if (typeof seen === 'object') return seen;
         if (Date.now() >= deadline) {
-          if (await entries.replaceIf(key, CLAIMED, RESULT)) return undefined;
+          if (seen === 'unreadable') return { at: 'unknown' };
+          const took = await entries.replaceIf(key, CLAIMED, RESULT);
+          if (took === undefined) return { at: 'unknown' };
+          if (took) return undefined;
           continue;
         }
         await new Promise((r) => setTimeout(r, POLL_MS));

@@ -42,6 +42,10 @@ export type SlackNotifierOptions = (
 ) & {
   /** Whether the requester may run repairs: their answer carries the button that plans one (absent: no button). */
   mayRepair?: (user: string | undefined) => boolean;
+  /** Counts a result posted beside its running answer (two messages) and why. */
+  onSecondMessage?: (reason: string) => void;
+  /** How long a result waits for the bot to say where its running answer is; default 10 s. */
+  answerWaitMs?: number;
 };
 
 /** Slack answers that no retry will change. */
@@ -134,13 +138,18 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
    * response_url where the bot cannot post (see replace-running.ts), else it is a new post.
    */
   async function first(target: ReplyTarget, message: OutgoingMessage): Promise<string | undefined> {
-    const place = await placeForResult(slack, target, log);
+    const place = await placeForResult(slack, target, log, {
+      ...(options.answerWaitMs !== undefined ? { waitMs: options.answerWaitMs } : {}),
+      ...(options.onSecondMessage ? { onSecondMessage: options.onSecondMessage } : {}),
+    });
     if (place.kind === 'edit') {
       try {
         await slack.update(target.channel, place.ts, message, { what: 'replace the running answer with the result', paced: false });
         return place.ts;
       } catch (err) {
-        log.warn({ channel: target.channel, slackError: slackErrorOf(err), err: describeError(err) }, 'could not edit the running answer: the result is posted as a new message');
+        const slackError = slackErrorOf(err);
+        log.warn({ channel: target.channel, slackError, err: describeError(err) }, 'could not edit the running answer: the result is posted as a new message');
+        options.onSecondMessage?.(slackError ?? 'edit_failed');
       }
     }
     if (place.kind === 'response_url') {

@@ -135,10 +135,27 @@ export const READ_BACK_PAGES = 3;
  * Slack says there is more (S-HISTORY-PAGES). `read` is false when the window could not be read
  * to its end: an error, or more pages than READ_BACK_PAGES.
  */
-export async function findPosted(
+export function findPosted(
   client: WebClient,
   where: { channel: string; thread_ts?: string },
   postId: string,
+  oldest: string,
+  onError?: (method: string, err: unknown) => void,
+): Promise<{ read: boolean; ts?: string }> {
+  return findTagged(client, where, (payload) => payload.post_id === postId, oldest, onError);
+}
+
+/** The running answer of a command (answer-board.ts answerKey) among the bot's messages since `oldest`, read back like findPosted. */
+export function findAnswerTo(client: WebClient, channel: string, answerTo: string, oldest: string, onError?: (method: string, err: unknown) => void): Promise<{ read: boolean; ts?: string }> {
+  return findTagged(client, { channel }, (payload) => payload.answer_to === answerTo, oldest, onError);
+}
+
+type PostPayload = { post_id?: unknown; answer_to?: unknown };
+
+async function findTagged(
+  client: WebClient,
+  where: { channel: string; thread_ts?: string },
+  matches: (payload: PostPayload) => boolean,
   oldest: string,
   onError?: (method: string, err: unknown) => void,
 ): Promise<{ read: boolean; ts?: string }> {
@@ -148,7 +165,10 @@ export async function findPosted(
     for (let page = 0; page < READ_BACK_PAGES; page++) {
       const common = { channel: where.channel, oldest, include_all_metadata: true, limit: READ_BACK_LIMIT, ...(cursor ? { cursor } : {}) };
       const res = where.thread_ts ? await client.conversations.replies({ ...common, ts: where.thread_ts }) : await client.conversations.history({ ...common, inclusive: true });
-      const hit = (res.messages ?? []).find((m) => (m as { metadata?: { event_payload?: { post_id?: unknown } } }).metadata?.event_payload?.post_id === postId);
+      const hit = (res.messages ?? []).find((m) => {
+        const metadata = (m as { metadata?: { event_type?: unknown; event_payload?: PostPayload } }).metadata;
+        return metadata?.event_type === POST_EVENT_TYPE && metadata.event_payload !== undefined && matches(metadata.event_payload);
+      });
       if (hit?.ts) return { read: true, ts: hit.ts };
       cursor = res.has_more ? res.response_metadata?.next_cursor || undefined : undefined;
       if (!cursor) return res.has_more ? { read: false } : { read: true };
