@@ -1,0 +1,263 @@
+/**
+ * Detection latency of the API record wipe (seed 000, PCP-6608): from the moment the controller
+ * empties the record in MAAS and caches the empty-set hash on the MaasCluster to the alert's
+ * chat.postMessage, two ways in one run:
+ *
+ *  - watch: the management-cluster watch (client-node informers on the Kubernetes API
+ *    simulator) with the default `schedules.dns: 5m` behind it as the backstop;
+ *  - scan: no watch, the scheduled scan alone. Five minutes per round would take hours, so the
+ *    schedule is shortened to SCAN_INTERVAL and measured; each round's wait for the next scan
+ *    (wipe → the scan that saw it starts) is then scaled to 5m and the rest (scan, alert, Slack)
+ *    kept as measured.
+ *
+ *   node --import tsx bench/detection-latency.ts [--watch-rounds 30] [--scan-rounds 12]
+ *
+ * Real pieces in one process: BullMQ on Redis, the scan worker running dns-check against the MAAS
+ * and Kubernetes API simulators on loopback, the paced sender posting to the Slack emulator.
+ * Needs Redis at $REDIS_URL (default redis://127.0.0.1:6379). Writes (or replaces) the
+ * `## detection latency` section of bench/RESULTS.md.
+ */
+import { parseArgs } from 'node:util';
+import { LAST_APPLIED_DNS_HASH_ANNOTATION, MAAS_CLUSTER_PLURAL } from '../src/adapters/kube/capmaas.ts';
+import { createRealAdapters } from '../src/adapters/real-adapters.ts';
+import { parseConfigText } from '../src/core/config.ts';
+import { createLogger, silentLogger } from '../src/core/log.ts';
+import { createRedactor } from '../src/core/redact.ts';
+import { startAlerting, type Alerting } from '../src/edge/alerts/start-alerting.ts';
+import { startWatchScans } from '../src/edge/alerts/watch-scans.ts';
+import type { ClusterWatches } from '../src/edge/alerts/cluster-watch.ts';
+import { createSlackGateway, type SlackGateway } from '../src/edge/slack/gateway.ts';
+import type { JobDefinition } from '../src/engine/job-types.ts';
+import { JobQueues } from '../src/engine/queue/job-queues.ts';
+import { createRedis } from '../src/engine/queue/redis-connection.ts';
+import { Registry } from 'prom-client';
+import { dnsHash, EMPTY_SET_HASH } from '../src/features/dns/dns-hash.ts';
+import { findJob } from '../jobs/index.ts';
+import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../lab/kube-sim/index.ts';
+import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../lab/maas-sim/index.ts';
+import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
+import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ALERTS = 'C0ALERTS';
+const COMMAND = 'node --import tsx bench/detection-latency.ts';
+const DEFAULT_SCHEDULE_MS = 5 * 60_000;
+const SCAN_INTERVAL = '6s';
+const SCAN_INTERVAL_MS = 6_000;
+const GOAL_P95_MS = 5_000;
+const log = process.env.BENCH_LOG ? createLogger({ level: process.env.BENCH_LOG, destination: process.stderr }) : silentLogger();
+
+const { values: args } = parseArgs({ options: { 'watch-rounds': { type: 'string', default: '30' }, 'scan-rounds': { type: 'string', default: '12' } } });
+const WATCH_ROUNDS = Number(args['watch-rounds']);
+const SCAN_ROUNDS = Number(args['scan-rounds']);
+
+interface Rig {
+  kube: KubeSimulator;
+  maas: MaasSimulator;
+  slack: SlackEmulator;
+  fqdn: string;
+  /** Start times of the dns-check runs, in Date.now() time. */
+  scanStarts: number[];
+  wipe(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+/** prod from the lab, healthy: one running control-plane machine, its IP on the record, its hash cached. */
+async function rig(mode: 'watch' | 'scan'): Promise<Rig> {
+  const lab = dnsLabScenario().clusters.find((c) => c.name === 'prod');
+  if (!lab) throw new Error('the lab has no prod cluster');
+  const ips = ['10.11.135.36'];
+  const healthyHash = dnsHash(ips);
+  const kubeState = structuredClone(lab.kube);
+  for (const c of kubeState.maasClusters) c.metadata.annotations = { ...c.metadata.annotations, [LAST_APPLIED_DNS_HASH_ANNOTATION]: healthyHash };
+  // Without the controller Deployment the healthy record raises nothing (a v4.9.1 image would keep a
+  // standing DNS_CONTROLLER_VULNERABLE warning open), so the alert each round is the wipe's own post.
+  kubeState.deployments = [];
+  const kube = await startKubeSimulator({ state: kubeState });
+  const apiKey = randomApiKey();
+  const maas = await startMaasSimulator({ scenario: scenario({ dnsresources: [dnsResource({ id: lab.dnsResource.id, fqdn: lab.fqdn, ips, address_ttl: 10 })] }), apiKeys: [apiKey] });
+  const slack = await startSlackEmulator({ channels: [ALERTS] });
+  const schedules = mode === 'watch' ? { dns: '5m' } : { dns: SCAN_INTERVAL };
+  const yaml = JSON.stringify({
+    slack: { alertChannel: ALERTS },
+    maas: { 'region-a': { url: maas.url, apiKey: 'env:MAAS_KEY' } },
+    clusters: { prod: { maas: 'region-a', kube: { kubeconfig: 'env:KC' } } },
+    schedules,
+    watch: { clusters: mode === 'watch' },
+  });
+  const { config, secrets } = parseConfigText(yaml, { path: 'bench.yaml', env: { MAAS_KEY: apiKey, KC: kubeconfigFor(kube) } });
+  const redact = createRedactor([...secrets, apiKey]);
+  const adapters = createRealAdapters(config);
+  const prefix = `bench-detect-${mode}-${process.pid}-${Date.now()}`;
+  const worker = createRedis(REDIS_URL, 'worker');
+  const producer = createRedis(REDIS_URL, 'producer');
+  const sender: SlackGateway = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log });
+  const scanStarts: number[] = [];
+  const timed = (name: string): JobDefinition | undefined => {
+    const job = findJob(name);
+    if (!job) return undefined;
+    return {
+      name: job.name,
+      run: async (ctx, data) => {
+        if (name === 'dns-check') scanStarts.push(Date.now());
+        return job.run(ctx, data);
+      },
+    };
+  };
+  const alerting: Alerting = await startAlerting({ connection: worker, prefix, config, adapters, sender, log, redact, quietMs: 0, findJob: timed });
+  const queues = new JobQueues(producer, redact, prefix);
+  const watches: ClusterWatches | undefined = startWatchScans({ config, adapters, enqueue: (n, d, o) => queues.enqueue(n, d, o), registry: new Registry(), log });
+  const record = () => {
+    const r = maas.state.dnsresources.find((x) => x.fqdn === lab.fqdn);
+    if (!r) throw new Error(`no DNS resource ${lab.fqdn}`);
+    return r;
+  };
+  const setHash = (hash: string) => {
+    const mc = kube.state.maasClusters.find((c) => c.metadata.name === 'prod');
+    if (!mc) throw new Error('no MaasCluster prod');
+    kube.apply(MAAS_CLUSTER_PLURAL, { ...mc, metadata: { ...mc.metadata, annotations: { ...mc.metadata.annotations, [LAST_APPLIED_DNS_HASH_ANNOTATION]: hash } } });
+  };
+  return {
+    kube,
+    maas,
+    slack,
+    fqdn: lab.fqdn,
+    scanStarts,
+    // What an unguarded controller does in one reconcile: PUT the empty set, then cache its hash.
+    wipe: () => {
+      record().ip_addresses = [];
+      setHash(EMPTY_SET_HASH);
+    },
+    restore: () => {
+      record().ip_addresses = [...ips];
+      setHash(healthyHash);
+    },
+    close: async () => {
+      await watches?.close();
+      await alerting.close();
+      await queues.close();
+      await sender.close(2000);
+      let cursor = '0';
+      do {
+        const [next, keys] = await worker.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+        if (keys.length) await worker.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      worker.disconnect();
+      producer.disconnect();
+      await slack.close();
+      await maas.close();
+      await kube.close();
+    },
+  };
+}
+
+const topLevel = (slack: SlackEmulator) => slack.channelMessages(ALERTS).filter((m) => !m.threadTs);
+const sleep = (msToWait: number) => new Promise((r) => setTimeout(r, msToWait));
+
+async function until<T>(what: string, f: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+interface Round {
+  /** Wipe → alert posted, as measured. */
+  alertMs: number;
+  /** Wipe → the start of the scan that found it. */
+  waitMs: number;
+}
+
+/** One wipe at a random moment, measured to its alert; then put back and waited out to its resolve. */
+async function rounds(mode: 'watch' | 'scan', count: number, spreadMs: number): Promise<Round[]> {
+  const r = await rig(mode);
+  const out: Round[] = [];
+  try {
+    // The first scan (the scheduler's, or none for 5m) settles before the first wipe.
+    await sleep(1500);
+    for (let i = 0; i < count; i++) {
+      await sleep(1000 + Math.random() * spreadMs);
+      const before = topLevel(r.slack).length;
+      const wiped = Date.now();
+      r.wipe();
+      const posted = await until('the alert', () => topLevel(r.slack)[before], 120_000);
+      const scan = r.scanStarts.find((t) => t >= wiped) ?? posted.at;
+      out.push({ alertMs: posted.at - wiped, waitMs: scan - wiped });
+      process.stderr.write(`${mode} round ${i + 1}/${count}: alert after ${ms(posted.at - wiped)} (scan started after ${ms(scan - wiped)})\n`);
+      r.restore();
+      await until('the resolve', () => posted.text.startsWith('RESOLVED') || posted.updates.some((u) => u.text.startsWith('RESOLVED')), 120_000);
+    }
+    return out;
+  } finally {
+    await r.close();
+  }
+}
+
+function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return Number.NaN;
+  // Nearest rank: the smallest value with at least q of the sample at or below it.
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] as number;
+}
+
+/** Milliseconds below 10 s, seconds above: a 5-minute figure in ms reads as noise. */
+function dur(v: number): string {
+  return Math.abs(v) < 10_000 ? ms(v) : `${(v / 1000).toFixed(1)} s`;
+}
+
+function row(label: string, xs: readonly number[]): string {
+  return `| ${label} | ${xs.length} | ${dur(quantile(xs, 0.5))} | ${dur(quantile(xs, 0.95))} | ${dur(Math.min(...xs))} | ${dur(Math.max(...xs))} |`;
+}
+
+async function main(): Promise<void> {
+  const watch = await rounds('watch', WATCH_ROUNDS, 3000);
+  const scan = await rounds('scan', SCAN_ROUNDS, SCAN_INTERVAL_MS);
+  const watchAlert = watch.map((x) => x.alertMs);
+  const scanAlert = scan.map((x) => x.alertMs);
+  const scale = DEFAULT_SCHEDULE_MS / SCAN_INTERVAL_MS;
+  const scaled = scan.map((x) => x.waitMs * scale + (x.alertMs - x.waitMs));
+  const after = scan.map((x) => x.alertMs - x.waitMs);
+  const watchP95 = quantile(watchAlert, 0.95);
+  const text = [
+    '## detection latency',
+    '',
+    `Reproduce: \`${COMMAND}\` (${machineContext()}; Redis at ${REDIS_URL.replace(/\/\/[^@]*@/, '//')}).`,
+    '',
+    "The wipe of seed 000 at a random moment: prod's API record (one running control-plane machine, record and hash in sync, no",
+    "controller Deployment to read, so nothing is open before the wipe) emptied in the MAAS simulator and the MaasCluster's",
+    '`last-applied-dns-hash` set to the empty-set hash in the Kubernetes API simulator (as a v4.8.0–v4.9.1 controller does in one',
+    "reconcile); measured until the alert's chat.postMessage in the Slack emulator; then put back and waited out until the alert",
+    'is resolved. Real pieces: BullMQ on Redis, the scan worker running dns-check over HTTP against both simulators, the paced',
+    "sender; in watch mode client-node's informers (list, then chunked watch) and the 500 ms debounce.",
+    '',
+    '| wipe → alert posted | rounds | median | p95 | min | max |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    row('watch, with `schedules.dns: 5m` behind it', watchAlert),
+    row(`scan only, \`schedules.dns: ${SCAN_INTERVAL}\` (measured)`, scanAlert),
+    row('scan only, `schedules.dns: 5m` (scaled, see below)', scaled),
+    '',
+    `Goal: p95 under ${ms(GOAL_P95_MS)} with the watch: ${watchP95 < GOAL_P95_MS ? 'met' : 'NOT met'} (p95 ${ms(watchP95)} over ${watchAlert.length} rounds).`,
+    '',
+    `The 5m baseline is not waited out (${SCAN_ROUNDS} rounds, each waiting for a scan to alert and another to resolve, would take about`,
+    `${SCAN_ROUNDS * 5} min): each scan-only round was measured with \`${SCAN_INTERVAL}\`, split into the wait for the next scheduled scan`,
+    `(wipe → the start of the scan that saw it) and the rest (dns-check, alert, Slack: median ${ms(quantile(after, 0.5))}), and the wait multiplied`,
+    `by ${scale} (5m / ${SCAN_INTERVAL}); the few ms BullMQ takes to hand the job over are scaled with it, so the baseline leans slightly high.`,
+    'With the watch the wait is the 500 ms debounce. A wipe at a random moment waits on average half',
+    'the interval, so with the default schedule the alert comes about 2.5 min after the wipe and up to 5 min (p95 about',
+    '4 min 45 s); the watch takes the interval out of it and leaves the debounce, one dns-check and one Slack call.',
+    '',
+  ].join('\n');
+  process.stdout.write(`${text}\n`);
+  writeResultsSection('## detection latency', text.replace(/^## detection latency\n+/, ''));
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
