@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import type { JobContext } from '../../src/engine/job-types.ts';
-import { machine, rackController, virshPower, type MaasSimCall, type ScenarioInput } from '../../lab/maas-sim/index.ts';
+import { machine, rackController, randomApiKey, scenario, startMaasSimulator, virshPower, type MaasSimCall, type ScenarioInput } from '../../lab/maas-sim/index.ts';
+import { createMaasClient } from '../../src/adapters/maas/client.ts';
+import { commissionPreflight } from '../../src/features/macs/commission-preflight.ts';
+import { Secret } from '../../src/core/secret.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { Report } from '../../src/core/report.ts';
@@ -100,5 +103,30 @@ describe('fix-macs: commissioning preflight', () => {
     lab.maas.state.machines.find((m) => m.system_id === 'fc01')!.status = 4;
     await plan(lab);
     expect(preflightCalls(lab.maas.calls)).toEqual([]);
+  });
+});
+
+describe('commission preflight: what an empty rack list means depends on who asks', () => {
+  async function preflightAs(input: ScenarioInput, apiUser: { username: string; is_superuser: boolean } | undefined) {
+    const key = randomApiKey();
+    const sim = await startMaasSimulator({ scenario: scenario(input), apiKeys: [key] });
+    const client = createMaasClient({ name: 'region-a', url: sim.url, apiKey: new Secret(key, 'test') }, { retries: 0 });
+    try {
+      return { result: await commissionPreflight(client, apiUser), calls: sim.calls.map((c) => c.op ?? c.path) };
+    } finally {
+      await client.close();
+      await sim.close();
+    }
+  }
+
+  it('a non-admin key sees an empty rackcontrollers/ (3.4.10 row rackcontrollers, operator): cannot tell, and says why', async () => {
+    const { result, calls } = await preflightAs({ userIsAdmin: false, user: 'operator', commissioning: FOCAL, rackControllers: [rackController({ ...rackB, bootImages: focalOn() })] }, { username: 'operator', is_superuser: false });
+    expect(result).toEqual({ verdict: 'unknown', reason: "MAAS lists no rack controller, and it lists them to admins only (the API key's user operator is not one), so it cannot tell whether ubuntu/focal is on the racks" });
+    expect(calls).not.toContain('list_boot_images');
+  });
+
+  it('an admin key and no rack at all: MAAS would refuse commission; connect a rack', async () => {
+    const { result } = await preflightAs({ commissioning: FOCAL, rackControllers: [] }, { username: 'admin', is_superuser: true });
+    expect(result).toMatchObject({ verdict: 'refused', image: 'ubuntu/focal', reason: expect.stringMatching(/^MAAS has no rack controller, so no boot image: it would refuse commission \(400 "Ephemeral operating system ubuntu focal is unavailable\."\)$/), fix: expect.stringMatching(/^connect a rack controller/) });
   });
 });
