@@ -5,6 +5,9 @@ import { machine, rackController, randomApiKey, scenario, startMaasSimulator, vi
 import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { commissionPreflight } from '../../src/features/macs/commission-preflight.ts';
 import { Secret } from '../../src/core/secret.ts';
+import { fixMacsRepair } from '../../src/features/macs/repair.ts';
+import { executePlan } from '../../src/engine/repair/executor.ts';
+import { memoryJournal } from '../../src/engine/repair/journal.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { Report } from '../../src/core/report.ts';
@@ -96,6 +99,19 @@ describe('fix-macs: commissioning preflight', () => {
     lab.maas.injectFaults({ status: 403, count: 1, path: /op=list_boot_images/ });
     const report = await plan(lab);
     expect(refusalOf(report, 'fc01-vm')?.detail).toMatch(/^Failed commissioning: fix-macs could not tell whether MAAS would accept commission \(the racks' boot images could not be read \(MAAS region-a answered 403/);
+  });
+
+  it('asked again at mark_broken: images gone while the plan waited for approval → not marked broken, nothing changed, the reason given', async () => {
+    lab = await labWith({ commissioning: FOCAL, rackControllers: [rackController({ ...rackB, bootImages: focalOn() })] });
+    const approved = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    expect(approved.steps.filter((s) => s.subject === 'fc01-vm').map((s) => s.action)).toEqual(['mark-broken', 'set-mac', 'commission']);
+    lab.maas.state.rackControllers[0]!.connected = false;
+    const results = await executePlan(approved, { runner: fixMacsRepair.runner(ctxOf(lab), 'site-b'), journal: memoryJournal(), maxSubjects: 50 });
+    const markBroken = results.find((r) => r.subject === 'fc01-vm' && r.action === 'mark-broken');
+    expect(markBroken).toMatchObject({ outcome: 'refused' });
+    expect(markBroken?.detail).toMatch(/^not marked broken, nothing changed: since the plan was made, no rack controller is connected to the region \(rack-b\)/);
+    expect(lab.maas.calls.filter((c) => c.op === 'mark_broken' || c.op === 'commission')).toEqual([]);
+    expect(lab.maas.state.machines.find((m) => m.system_id === 'fc01')?.status).toBe(2);
   });
 
   it('a plan with nothing to commission asks MAAS nothing about images', async () => {

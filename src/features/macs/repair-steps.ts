@@ -8,6 +8,7 @@ import type { StepOutcome } from '../../core/report.ts';
 import type { StepOf } from '../../engine/repair/plan-step.ts';
 import { NEVER_MARK_BROKEN } from './machine-states.ts';
 import { planMarkComment } from './plan-mark.ts';
+import { commissionRefusal, type CommissionPreflight } from './commission-preflight.ts';
 import type { StepContext, StepRunner } from '../../engine/repair/executor.ts';
 import { followCommissioning, statusMessageOf, type FollowOptions } from '../../engine/repair/follow-commissioning.ts';
 
@@ -20,6 +21,11 @@ export interface MacStepOptions {
   follow?: Omit<FollowOptions, 'onProgress'>;
   /** A line in the plan's thread (or the log) while a step waits on MAAS. */
   progress?: (text: string) => Promise<void> | void;
+  /**
+   * Asked again right before mark_broken (the plan may have waited for approval): whether MAAS would
+   * accept commission now (commission-preflight.ts). Absent: not asked.
+   */
+  commissionPreflight?: () => Promise<CommissionPreflight>;
 }
 
 /** fix-macs steps against MAAS: each one reads the machine or interface first and reads back after. */
@@ -28,7 +34,7 @@ export function macStepRunner(maas: MaasClient, given: MacStepOptions = {}): Ste
   const options: MacStepOptions = { ...given, progress: async (text) => Promise.resolve(given.progress?.(text)).catch(() => undefined) };
   return {
     async run(step, context) {
-      if (step.action === 'mark-broken') return markBroken(maas, step.params, context);
+      if (step.action === 'mark-broken') return markBroken(maas, step.params, context, options.commissionPreflight);
       if (step.action === 'set-mac') return setMac(maas, step.params, context);
       if (step.action === 'commission') return commission(maas, step.params, context, options);
       if (step.action === 'mark-fixed') return markFixed(maas, step.params, context);
@@ -37,7 +43,7 @@ export function macStepRunner(maas: MaasClient, given: MacStepOptions = {}): Ste
   };
 }
 
-async function markBroken(maas: MaasClient, p: StepOf<'mark-broken'>['params'], context: StepContext): Promise<Outcome> {
+async function markBroken(maas: MaasClient, p: StepOf<'mark-broken'>['params'], context: StepContext, preflight?: () => Promise<CommissionPreflight>): Promise<Outcome> {
   const machine = await maas.getMachine(p.systemId);
   if (machine.status === NODE_STATUS.BROKEN) {
     // Sending mark_broken again would overwrite MAAS's previous status with Broken.
@@ -60,6 +66,8 @@ async function markBroken(maas: MaasClient, p: StepOf<'mark-broken'>['params'], 
   if (machine.locked) {
     return { outcome: 'refused', detail: `locked in MAAS: every edit is refused until it is unlocked (op=unlock, by its owner or an admin); run fix-macs again after` };
   }
+  const cannot = preflight ? commissionRefusal(await preflight(), machine.architecture) : null;
+  if (cannot) return { outcome: 'refused', detail: `not marked broken, nothing changed: since the plan was made, ${cannot}` };
   try {
     await maas.markBroken(p.systemId, planMarkComment(context.planId));
   } catch (err) {

@@ -2,7 +2,7 @@ import { apiUserOf } from '../../adapters/maas/api-user.ts';
 import { DEFAULT_COMMISSION_POLL_MS, DEFAULT_COMMISSION_TIMEOUT_MS } from '../../engine/repair/follow-commissioning.ts';
 import { macStepRunner } from './repair-steps.ts';
 import { planMacRepair } from './repair-planner.ts';
-import { commissionPreflight } from './commission-preflight.ts';
+import { commissionPreflight, type CommissionPreflight } from './commission-preflight.ts';
 import { adminGuarded } from '../../engine/repair/admin-guard.ts';
 import type { RepairSpec } from '../../engine/repair/repair-spec.ts';
 import { gatherMacSnapshot } from './gather.ts';
@@ -32,7 +32,10 @@ export const fixMacsRepair: RepairSpec = {
       ...(ctx.clock ? { now: ctx.clock.now, sleep: ctx.clock.sleep } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     };
-    return adminGuarded(macStepRunner(maas, { follow, ...(progress ? { progress } : {}) }), maas, region, 'fix-macs');
+    // Asked once per run, before the first mark_broken: images do not come and go between two machines of one plan.
+    let preflight: Promise<CommissionPreflight> | undefined;
+    const commissionPreflightNow = () => (preflight ??= apiUserOf(maas).then((user) => commissionPreflight(maas, user), () => commissionPreflight(maas, undefined)));
+    return adminGuarded(macStepRunner(maas, { follow, commissionPreflight: commissionPreflightNow, ...(progress ? { progress } : {}) }), maas, region, 'fix-macs');
   },
 };
 
