@@ -38,6 +38,12 @@ export interface SlackEmulatorOptions {
   missingScopes?: string[];
   /** User groups (S…) and their members, for usergroups.users.list. */
   userGroups?: Record<string, string[]>;
+  /**
+   * Slack shares a file some time after files.completeUploadExternal answers (S-FILE-ASYNC): the
+   * file's message shows this long after the call, and the call's answer has no shares yet.
+   * Default 0: shown at once.
+   */
+  fileShareDelayMs?: number;
 }
 
 export interface SlashCommandOptions {
@@ -210,6 +216,8 @@ class Emulator implements SlackEmulator {
   readonly #userGroups: Map<string, string[]>;
   readonly #conversations: Map<string, EmulatedConversation> | undefined;
   readonly #historyLimits: 'tier3' | 'non-marketplace';
+  readonly #fileShareDelayMs: number;
+  readonly #pendingShares = new Set<NodeJS.Timeout>();
   readonly #postGapMs: number | undefined;
   readonly #lastPost = new Map<string, number>();
   readonly #lastRead = new Map<string, number>();
@@ -224,6 +232,7 @@ class Emulator implements SlackEmulator {
     this.signingSecret = options.signingSecret ?? randomBytes(16).toString('hex');
     this.#conversations = options.channels || options.conversations ? conversationsFrom(options) : undefined;
     this.#historyLimits = options.historyLimits ?? 'tier3';
+    this.#fileShareDelayMs = options.fileShareDelayMs ?? 0;
     this.#postGapMs = options.postGapMs;
     this.#ackTimeoutMs = options.ackTimeoutMs ?? 3000;
     this.#missingScopes = new Set(options.missingScopes ?? []);
@@ -335,6 +344,8 @@ class Emulator implements SlackEmulator {
   }
 
   async close(): Promise<void> {
+    for (const timer of this.#pendingShares) clearTimeout(timer);
+    this.#pendingShares.clear();
     await this.#socket.close();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -555,6 +566,14 @@ class Emulator implements SlackEmulator {
       connectionUrl: () => this.#socket.issueUrl(this.url.replace(/^http/, 'ws')),
       files: this.#files,
       uploadUrl: (id) => `${this.url}/upload/${id}`,
+      fileShareDelayMs: this.#fileShareDelayMs,
+      later: (share, ms) => {
+        const timer = setTimeout(() => {
+          this.#pendingShares.delete(timer);
+          share();
+        }, ms);
+        this.#pendingShares.add(timer);
+      },
     };
   }
 

@@ -33,6 +33,10 @@ export interface WebApiState {
   files: Map<string, EmulatedFile>;
   /** The loopback URL the bytes of a file are posted to. */
   uploadUrl(fileId: string): string;
+  /** How long after files.completeUploadExternal a file shows in its channel (S-FILE-ASYNC). */
+  fileShareDelayMs: number;
+  /** Runs `share` after `ms` (cancelled when the emulator closes). */
+  later(share: () => void, ms: number): void;
 }
 
 export type ApiResult = Record<string, unknown> & { ok: boolean };
@@ -169,8 +173,17 @@ const handlers: Record<string, Handler> = {
         file.channel = channel;
         if (threadTs) file.threadTs = threadTs;
       }
-      const message = addMessage(state, { channel, text: str(p.initial_comment) ?? '', blocks: undefined, threadTs, ephemeral: false, via: 'chat.postMessage' });
-      message.files = files;
+      const text = str(p.initial_comment) ?? '';
+      const share = () => {
+        const message = addMessage(state, { channel, text, blocks: undefined, threadTs, ephemeral: false, via: 'chat.postMessage' });
+        message.files = files;
+      };
+      // Slack processes the files after answering: they show in the channel later, and the answer has no shares yet (S-FILE-ASYNC).
+      if (state.fileShareDelayMs > 0) {
+        state.later(share, state.fileShareDelayMs);
+        return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title ?? f.filename, shares: {} })) };
+      }
+      share();
     }
     return { ok: true, files: files.map((f) => ({ id: f.id, title: f.title ?? f.filename })) };
   }),

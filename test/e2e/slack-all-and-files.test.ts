@@ -99,6 +99,23 @@ describe('long lists as files', () => {
     ]);
   });
 
+  it('an all run whose files Slack shares late (S-FILE-ASYNC): every reply of the thread shows before its files, none among them', async () => {
+    await emulator.close();
+    emulator = await startSlackEmulator({ channels: ['C0OPS'], fileShareDelayMs: 600 });
+    const paced = createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: createRedactor([]), log: capturedLog().log, retryConfig: { retries: 0 }, threadIntervalMs: 100 });
+    const sites = ['site-a', 'site-b', 'site-c', 'site-d'];
+    await paced.postReports({ channel: 'C0OPS' }, sites.map((site) => macDiff(site, 300)));
+    const [summary] = emulator.messages.filter((m) => !m.threadTs);
+    const expectedFiles = emulator.files.filter((f) => f.threadTs === summary!.ts).length;
+    expect(expectedFiles).toBeGreaterThanOrEqual(sites.length);
+    await emulator.waitFor((e) => e.messages.filter((m) => m.threadTs === summary!.ts && m.files?.length).length === expectedFiles, { timeoutMs: 10_000, description: 'every file shared' });
+
+    const thread = emulator.messages.filter((m) => m.threadTs === summary!.ts).sort((a, b) => a.seq - b.seq);
+    const kinds = thread.map((m) => (m.files?.length ? 'file' : 'reply'));
+    expect(kinds.indexOf('file')).toBe(kinds.lastIndexOf('reply') + 1);
+    expect(kinds.filter((k) => k === 'reply').length).toBeGreaterThanOrEqual(sites.length);
+  });
+
   it('the emulator completes only what was uploaded, with the length announced', async () => {
     const { WebClient } = await import('@slack/web-api');
     const client = new WebClient(emulator.botToken, { slackApiUrl: emulator.apiUrl, retryConfig: { retries: 0 } });

@@ -1,6 +1,7 @@
 import { LogLevel, WebClient } from '@slack/web-api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSlackEmulator, type SlackEmulator, type SlackEmulatorOptions } from '../../lab/slack-emulator/index.ts';
+import { uploadTextFile } from '../../src/edge/slack/file-upload.ts';
 
 /*
  * The Slack emulator, rule by rule, as docs/slack-behaviour.md lists them with their sources.
@@ -169,6 +170,17 @@ describe('Slack emulator rules', () => {
     const limited = await client.conversations.history({ channel: 'C0OPS' }).catch((err: { retryAfter?: number }) => err.retryAfter);
     expect(limited).toBe(30);
     expect(await errorOf(client.chat.postMessage({ channel: 'C0OPS', text: 'still posts' }))).toBe('ok');
+  });
+
+  it('S-FILE-ASYNC: a file shows in its thread some time after files.completeUploadExternal answers, so a reply posted right after shows above it', async () => {
+    const { emulator: e, client } = await start({ channels: ['C0OPS'], fileShareDelayMs: 200 });
+    const parent = await client.chat.postMessage({ channel: 'C0OPS', text: 'summary' });
+    await uploadTextFile(client, { channel: 'C0OPS', threadTs: parent.ts! }, { filename: 'table.txt', title: 'The whole table', content: 'a\nb\n', rows: 2 });
+    const shown = () => e.channelMessages('C0OPS').filter((m) => m.threadTs === parent.ts).map((m) => (m.files?.length ? `file ${m.files[0]!.filename}` : m.text));
+    expect(shown()).toEqual([]);
+    await client.chat.postMessage({ channel: 'C0OPS', thread_ts: parent.ts!, text: 'a reply after the upload' });
+    await e.waitFor((x) => x.channelMessages('C0OPS').some((m) => m.files?.length), { timeoutMs: 5_000, description: 'the file to be shared' });
+    expect(shown()).toEqual(['a reply after the upload', 'file table.txt']);
   });
 
   it('S-BLOCK-TEXT: blocks whose texts add up past 12,000 characters, buttons included, are msg_blocks_too_long', async () => {

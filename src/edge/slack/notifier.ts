@@ -203,14 +203,19 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     const thread = target.threadTs ?? ts;
     // Answered through the response_url (the bot is not in the channel): no thread to post in.
     if (!thread) return;
-    if (summary.file) await upload(target, thread, [summary.file]);
     const where = { channel: target.channel, threadTs: thread };
+    // Slack shares a file some time after files.completeUploadExternal answers (S-FILE-ASYNC): a
+    // reply posted after a file could show above it. So the files go last, each named in its comment.
+    const files = summary.file ? [summary.file] : [];
     // Paced by the gateway: about one reply a second in the channel.
     for (const report of summaryOrder(reports).filter((r) => r.status !== 'ok')) {
-      const details = answerWithEvidence(renderAnswer(report, { ...answerOptions(target), evidenceNote: 'the evidence follows' }), renderEvidence(report));
+      const evidence = renderEvidence(report);
+      const evidenceNote = evidence.files.length ? 'the evidence follows, its files at the end of this thread' : 'the evidence follows';
+      const details = answerWithEvidence(renderAnswer(report, { ...answerOptions(target), evidenceNote }), evidence);
       for (const message of details.messages) await inThread(where, `post the details of ${report.target}`, () => post(where, message, true));
-      await upload(where, thread, details.files);
+      files.push(...details.files);
     }
+    await upload(where, thread, files);
   }
 
   const failed = (what: string, channel: string) => (err: unknown) => {
