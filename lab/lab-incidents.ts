@@ -17,3 +17,14 @@ export function controllerWipesRecord(world: LabWorld, cluster: string, fqdn: st
   const annotations = { ...maasCluster.metadata.annotations, [LAST_APPLIED_DNS_HASH_ANNOTATION]: EMPTY_SET_HASH };
   kube.apply(MAAS_CLUSTER_PLURAL, { ...maasCluster, metadata: { ...maasCluster.metadata, annotations } });
 }
+
+/**
+ * Seed 001's cause happening again, one VM at a time: an OpenTofu replace undefines the VM and
+ * defines it again with a NIC whose MAC it generated anew (no pinned `mac`). MAAS still holds
+ * the old MAC. No command is typed: the VM host watch has to notice.
+ */
+export function opentofuReplacesVm(world: LabWorld, domain: string, newMac: string): void {
+  const host = world.vmHosts.find((h) => h.state().domains.some((d) => d.name === domain));
+  if (!host) throw new Error(`the lab has no VM host holding ${domain}`);
+  host.redefine(domain, [{ mac: newMac }]);
+}

@@ -1,4 +1,4 @@
-import { controllerWipesRecord } from './lab-incidents.ts';
+import { controllerWipesRecord, opentofuReplacesVm } from './lab-incidents.ts';
 import { LAB_USERS, PROD_API, type LabWorld } from './lab-world.ts';
 
 export type LabUser = keyof typeof LAB_USERS;
@@ -76,5 +76,11 @@ export const labScript: LabStep[] = [
     happen: (world) => controllerWipesRecord(world, 'prod', PROD_API.fqdn),
     measured: "prod's wipe alerted",
     note: "Seed 000 again, with nobody typing: prod's v4.9.1 controller empties the record and caches the empty-set hash; the watch sees the annotation change and dns-check alerts at once",
+  },
+  {
+    kind: 'world',
+    happen: (world) => opentofuReplacesVm(world, 'site-a-node2', '52:54:00:a7:5e:02'),
+    measured: "site-a's replaced VM alerted",
+    note: "Seed 001's cause again, with nobody typing: an OpenTofu replace undefines site-a-node2 and defines it with a new MAC; site-a's VM host watch (virsh event) sees it and mac-diff alerts at once",
   },
 ];

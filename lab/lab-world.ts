@@ -174,6 +174,8 @@ export async function startLabWorld(): Promise<LabWorld> {
         machines: { zone: site.zone },
         ...(rack ? { rack: { ...rack.rackConfig('env:LAB_SSH_KEY', extra), ...(siteB ? { forwarderInstall: SITE_B_FORWARDER_INSTALL, canary: SITE_B_CANARY } : {}) } } : {}),
         vmHosts: hosts,
+        // site-a's VM host is watched (virsh event): a redefined VM is diffed at once.
+        ...(site.name === 'site-a' ? { watch: { vmHosts: true } } : {}),
       };
     }
 

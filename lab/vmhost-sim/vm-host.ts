@@ -16,6 +16,8 @@ export interface SimVmHost {
   files: VmHostDir;
   /** Changes what virsh reports from the next call on. */
   setState(state: VmHostState): void;
+  /** What virsh reports now. */
+  state(): VmHostState;
   /**
    * What an OpenTofu replace does to a domain: undefine it and define it again with new NICs.
    * A running `virsh event` sees `Undefined Removed`, then `Defined Added` (shut off) or
@@ -56,6 +58,7 @@ export async function startVmHost(options: VmHostOptions): Promise<SimVmHost> {
     ssh,
     files,
     setState,
+    state: () => state,
     redefine: (name, nics) => {
       const found = state.domains.find((d) => d.name === name);
       if (!found) throw new Error(`vmhost-sim: no domain ${name} to redefine`);

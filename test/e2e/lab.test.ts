@@ -61,6 +61,9 @@ describe('npm run lab', () => {
     expect(channel).toMatch(/⏱ prod's wipe alerted \d+\.\d s after it happened \(no command typed\)/);
     const afterWipe = channel.slice(channel.indexOf("Seed 000 again, with nobody typing"));
     expect(afterWipe).toMatch(/dns-check prod[\s\S]*API record WIPED, empty-set hash cached/);
+    // Nobody types: site-a's VM host watch sees an OpenTofu replace (Undefined, then Defined) and mac-diff alerts.
+    expect(channel).toMatch(/⏱ site-a's replaced VM alerted \d+\.\d s after it happened \(no command typed\)/);
+    expect(channel.slice(channel.indexOf("Seed 001's cause again"))).toMatch(/1 of 5 machines at site-a has drifted MACs/);
     expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
   });
 
