@@ -13,7 +13,7 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
-  { files: ['src/cli.ts', 'lab/**', 'bench/**', 'bin/**', 'test/**'], rules: { 'no-console': 'off' } },
+  { files: ['src/cli.ts', 'lab/**', 'bench/**', 'bin/**', 'scripts/**', 'test/**'], rules: { 'no-console': 'off' } },
   {
     // The Slack edge and the audit trail sit below the subcommands and jobs: only the composition root wires them together.
     files: ['src/edge/slack/**', 'src/engine/audit/**'],

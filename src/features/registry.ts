@@ -7,7 +7,8 @@ import { dhcpCheck } from './dhcp/index.ts';
 /**
  * Every check, in help order: the one list. The /maas and terminal commands, the jobs and their
  * queues, the drift scans, deduplication, the report kinds, the help text and the metric labels
- * are all derived from it. Adding a check is its folder under src/features/ and one line here.
+ * are all derived from it. Adding a check is its folder under src/features/, one line here, and
+ * `npm run docs:checks` for the manifest hint, the README row and the findings.md sections (CONTRIBUTING.md).
  */
 export const CHECKS = [dnsCheck, resolverCheck, macDiffCheck, dhcpCheck] as const;
 
