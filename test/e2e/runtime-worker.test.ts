@@ -4,7 +4,8 @@ import { silentLogger } from '../../src/core/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { freePort, startPrivateRedis, type RedisHandle } from '../../lab/private-redis.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
-import { freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
+import { Redis } from 'ioredis';
+import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 const loaded = parseConfigText('{}', { path: 'empty.yaml', env: {} });
 
@@ -32,17 +33,23 @@ describe('worker role: probes follow Redis', () => {
 describe('where it listens: HOST and METRICS_PORT', () => {
   let runtime: Runtime | undefined;
   let emulator: SlackEmulator | undefined;
+  // Its own key prefix on the shared Redis, removed after each test (not the default prefix a real bot uses).
+  let prefix = freshPrefix('listen');
   afterEach(async () => {
     await runtime?.close();
     await emulator?.close();
     runtime = undefined;
     emulator = undefined;
+    const admin = new Redis(TEST_REDIS_URL);
+    await deletePrefix(admin, prefix);
+    admin.disconnect();
+    prefix = freshPrefix('listen');
   });
 
   const reaches = (url: string) => fetch(url).then((r) => r.status, () => 'refused' as const);
 
   it('HOST binds the worker to that address only', async () => {
-    runtime = await startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.2' }, log: silentLogger() });
+    runtime = await startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.2' }, prefix, log: silentLogger() });
     expect(await reaches(`http://127.0.0.2:${runtime.port}/healthz`)).toBe(200);
     expect(await reaches(`http://127.0.0.1:${runtime.port}/healthz`)).toBe('refused');
   });
@@ -53,7 +60,7 @@ describe('where it listens: HOST and METRICS_PORT', () => {
       role: 'bot',
       loaded,
       env: { SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', REDIS_URL: TEST_REDIS_URL },
-      prefix: freshPrefix('metrics-port'),
+      prefix,
       log: silentLogger(),
     });
     expect(runtime.metricsPort).toBeGreaterThan(0);
@@ -68,7 +75,7 @@ describe('where it listens: HOST and METRICS_PORT', () => {
   });
 
   it('a bad HOST or METRICS_PORT stops the start with a clear message', async () => {
-    await expect(startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: 'not a host' }, log: silentLogger() })).rejects.toThrow(/HOST is "not a host"/);
-    await expect(startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '3000', METRICS_PORT: '3000' }, log: silentLogger() })).rejects.toThrow(/METRICS_PORT is the same as PORT/);
+    await expect(startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: 'not a host' }, prefix, log: silentLogger() })).rejects.toThrow(/HOST is "not a host"/);
+    await expect(startRuntime({ role: 'worker', loaded, env: { REDIS_URL: TEST_REDIS_URL, PORT: '3000', METRICS_PORT: '3000' }, prefix, log: silentLogger() })).rejects.toThrow(/METRICS_PORT is the same as PORT/);
   });
 });
