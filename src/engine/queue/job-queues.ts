@@ -255,17 +255,29 @@ function waitUntilReady(connection: Redis, ms: number): Promise<boolean> {
   if (connection.status === 'ready') return Promise.resolve(true);
   if (ms <= 0) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const onReady = () => {
+    const timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+    void nextReady(connection).then(() => {
       clearTimeout(timer);
       resolve(true);
-    };
-    const timer = setTimeout(() => {
-      connection.off('ready', onReady);
-      resolve(false);
-    }, ms);
-    timer.unref();
-    connection.once('ready', onReady);
+    });
   });
+}
+
+const readyOf = new WeakMap<Redis, Promise<void>>();
+
+/**
+ * The connection's next 'ready', one listener for every request waiting on it: a burst of 200
+ * commands across a failover waits on one promise, not with 200 listeners on the connection.
+ */
+function nextReady(connection: Redis): Promise<void> {
+  let ready = readyOf.get(connection);
+  if (!ready) {
+    ready = new Promise<void>((resolve) => connection.once('ready', () => resolve()));
+    readyOf.set(connection, ready);
+    void ready.then(() => readyOf.delete(connection));
+  }
+  return ready;
 }
 
 /** The queue's answer within `ms`, or an error a person can act on. */
