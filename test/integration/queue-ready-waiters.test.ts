@@ -14,7 +14,7 @@ afterEach(() => connection?.disconnect());
 
 it('twenty requests waiting for Redis put one ready listener on the connection, and each is refused once', async () => {
   const port = await freePort();
-  connection = createRedis(`redis://127.0.0.1:${port}`, 'bot');
+  connection = createRedis(`redis://127.0.0.1:${port}`, 'producer');
   connection.on('error', () => undefined);
   const queues = new JobQueues(connection, createRedactor([]), 'mct-ready-waiters', 500, { recoveryMs: 1_500 });
   queues.queue('dns-check');
