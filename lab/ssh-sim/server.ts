@@ -5,6 +5,7 @@ import { delimiter } from 'node:path';
 import ssh2 from 'ssh2';
 import type { Connection, ParsedKey, ServerChannel } from 'ssh2';
 import { sha256Fingerprint } from '../../src/adapters/ssh/fingerprint.ts';
+import { ChannelOutput } from './channel-output.ts';
 import { generateKeyPair } from './keys.ts';
 
 const { Server, utils } = ssh2;
@@ -163,29 +164,26 @@ function runCommand(channel: ServerChannel, command: string, user: string, env: 
   channel.on('close', () => killGroup('SIGKILL'));
   void (async () => {
     const handled = handler ? await handler(command, { user }) : undefined;
+    const output = new ChannelOutput(channel);
     if (handled) {
-      if (handled.stdout) channel.write(handled.stdout);
-      if (handled.stderr) channel.stderr.write(handled.stderr);
-      channel.exit(handled.code);
-      channel.end();
+      if (handled.stdout) output.write('stdout', handled.stdout);
+      if (handled.stderr) output.write('stderr', handled.stderr);
+      output.exit(handled.code);
       return;
     }
     child = spawn('/bin/sh', ['-c', command], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stdout?.pipe(channel, { end: false });
-    child.stderr?.pipe(channel.stderr, { end: false });
+    output.follow(child.stdout!, 'stdout');
+    output.follow(child.stderr!, 'stderr');
     channel.pipe(child.stdin!).on('error', () => undefined);
     child.stdin?.on('error', () => undefined);
     child.on('error', (err) => {
       finished = true;
-      channel.stderr.write(`ssh-sim: ${err.message}\n`);
-      channel.exit(127);
-      channel.end();
+      output.write('stderr', `ssh-sim: ${err.message}\n`);
+      output.exit(127);
     });
     child.on('close', (code, signal) => {
       finished = true;
-      if (code !== null) channel.exit(code);
-      else channel.exit((signal ?? 'KILL').replace(/^SIG/, ''), false, '');
-      channel.end();
+      output.exit(code ?? (signal ?? 'KILL').replace(/^SIG/, ''));
     });
   })();
   return killGroup;
