@@ -273,6 +273,17 @@ const rows: Row[] = [
     check: (f) => expect(byCode(f, 'DNS_CP_NOT_RUNNING').summary).toMatch(/the fixed controller leaves the record as it is/),
   },
   {
+    name: 'guarded: an empty-set hash beside a running control plane is re-applied on the next reconcile',
+    snapshot: snap({ machines: [cp('cp-0')], annotation: EMPTY_SET_HASH, dns: { resources: [record([])] }, controller: FIXED }),
+    codes: ['DNS_RECORD_EMPTY', 'DNS_EMPTY_HASH_CACHED'],
+    status: 'critical',
+    check: (f) => {
+      expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').summary).toMatch(/hashes differently, so the controller release v4\.9\.2 re-applies it on its next reconcile .*; the record is still empty, so it has not reconciled since$/);
+      expect(byCode(f, 'DNS_EMPTY_HASH_CACHED').summary).not.toMatch(/PCP-6608 wipe/);
+      expect(f.every((x) => !x.fix?.includes('upgrade'))).toBe(true);
+    },
+  },
+  {
     name: 'guarded: CP replaced, the new one not running yet → records STALE, pointing at the machine that left',
     snapshot: snap({
       machines: [cp('cp-old', { deleting: true }), cp('cp-new', { powered: false, externalIps: [IP2] })],
