@@ -109,6 +109,15 @@ describe('a machine a plan left Broken (MAC_LEFT_BROKEN)', () => {
     expect(lab.maas.calls.filter((c) => c.op === 'commission')).toHaveLength(1);
   });
 
+  it('3.4 and the event log unreadable: the verdict says which Broken machines could not be checked for a plan\'s mark, rather than nothing', async () => {
+    lab = await labWith({ version: '3.4.10' });
+    await leaveBroken(lab);
+    lab.maas.injectFaults({ status: 500, count: 3, path: /op=query.*level=DEBUG/ });
+    const diff = await macDiff(lab);
+    expect(diff.findings.filter((f) => f.code === 'MAC_LEFT_BROKEN')).toEqual([]);
+    expect(diff.verdict).toMatch(/; 1 unchecked \(whether a fix-macs plan left them Broken: the event log could not be read, MAAS region-a answered 500/);
+  });
+
   it('Broken by a person (or marked broken again after the plan): not reported as left by a plan, and fix-macs does not commission it', async () => {
     lab = await labWith({ version: '3.4.10' }, [{ system_id: 'hd01', hostname: 'hd01-vm', zone: 'site-b', status: 'Broken', macs: ['52:54:00:00:00:02'], power: virshPower(HOST, 'dom-hd01') }]);
     const first = await leaveBroken(lab);

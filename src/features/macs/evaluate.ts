@@ -104,6 +104,8 @@ export function evaluateMacs(snapshot: MacSnapshot): MacEvaluation {
   const leftBroken = snapshot.leftBroken?.found ?? [];
   findings.push(...leftBroken.map((entry) => leftBrokenFinding(site, entry)));
 
+  const unread = snapshot.leftBroken?.unread;
+  if (unread) unchecked.set(`whether a fix-macs plan left them Broken: the event log could not be read, ${unread.reason}`, unread.hostnames);
   const verdict = verdictOf({ site, total: machines.length, drifted: drifted.size, checked, missing, notVirsh: notVirshCount, unchecked, leftBroken: leftBroken.length });
   if (checked > 0 || rows.length > 0) findings.push(macSummary({ site, rows, liveByDomain, anyDrift: drifted.size > 0 }));
   return { verdict, findings };

@@ -66,7 +66,7 @@ export async function gatherMacSnapshot(ctx: CheckContext, siteName: string, opt
     // Broken machines only: which of them a fix-macs plan left Broken (3.4: from the event log).
     readLeftBroken(maas, machines),
   ]);
-  if (leftBroken.unread) ctx.log.warn({ site: siteName, reason: leftBroken.unread }, 'mac-diff: could not read the event log of the Broken machines; machines a plan left Broken are not reported');
+  if (leftBroken.unread) ctx.log.warn({ site: siteName, reason: leftBroken.unread.reason, machines: leftBroken.unread.hostnames.length }, 'mac-diff: could not read the event log of the Broken machines; a machine a plan left Broken would not be reported');
   ctx.log.info({ site: siteName, machines: machines.length, vmHosts: plans.length }, 'mac-diff: gathered');
   return { site: siteName, machines, power, hosts, leftBroken };
 }

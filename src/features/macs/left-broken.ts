@@ -22,8 +22,8 @@ export interface LeftBroken {
 
 export interface LeftBrokenRead {
   found: LeftBroken[];
-  /** Why the event log could not be read for the Broken machines that needed it. */
-  unread?: string;
+  /** Why the event log could not be read for the Broken machines that needed it, and their hostnames. */
+  unread?: { reason: string; hostnames: string[] };
 }
 
 /** Short enough for the query string; MAAS's page cap is 1000 events. */
@@ -53,7 +53,7 @@ export async function readLeftBroken(maas: MaasClient, machines: readonly MaasMa
     }
     return { found };
   } catch (err) {
-    return { found, unread: describeError(err) };
+    return { found, unread: { reason: describeError(err), hostnames: askLog.map((m) => m.hostname) } };
   }
 }
 
