@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { Queue } from 'bullmq';
+import { startJobWorkers, type RunningWorkers } from '../../src/engine/queue/job-workers.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { silentLogger } from '../../src/core/log.ts';
+import { queueNameFor } from '../../src/engine/queue/queue-names.ts';
 import { startSentinelLab, type SentinelLab } from '../../lab/redis-sentinel-lab.ts';
 import { createRedis } from '../../src/engine/queue/redis-connection.ts';
 import { redisSettingsFrom } from '../../src/engine/queue/redis-settings.ts';
@@ -34,6 +39,49 @@ describe('Sentinel connections across a failover', () => {
     await waitUntil(() => c.status === 'ready', 10_000, 20).catch(() => undefined);
     // Before the fix: ended, and every command after "Connection is closed."
     expect(await c.ping().catch((err: Error) => err.message)).toBe('PONG');
+  }, 60_000);
+
+  it('a worker whose connection ended that way takes the next job within seconds of the connection coming back', async () => {
+    const prefix = freshPrefix('reconnect-worker');
+    lab = await startSentinelLab({ prefix });
+    const settings = redisSettingsFrom(lab.env).settings;
+    const producer = createRedis(settings, 'producer');
+    const connection = createRedis(settings, 'worker');
+    for (const c of [producer, connection]) {
+      c.on('error', () => undefined);
+      clients.push(c);
+    }
+    await waitUntil(() => producer.status === 'ready' && connection.status === 'ready', 10_000, 20);
+    const ran: string[] = [];
+    const workers: RunningWorkers = startJobWorkers({
+      connection,
+      jobs: new Map([['probe', { name: 'probe', run: async (_ctx, data) => (ran.push(String(data.target)), []) }]]),
+      context: { log: silentLogger() } as never,
+      redact: createRedactor([]),
+      prefix,
+    });
+    const queue = new Queue(queueNameFor('probe'), { connection: producer, prefix });
+    queue.on('error', () => undefined);
+    try {
+      await queue.add('probe', { target: 'before' });
+      await waitUntil(() => ran.length === 1, 10_000, 20);
+      // What the failover detector does: the connection drops, and is told to again while it asks a sentinel for the primary.
+      let ended = 0;
+      connection.on('end', () => ended++);
+      connection.disconnect(true);
+      await waitUntil(() => connection.status === 'connecting', 5_000, 1);
+      connection.disconnect(true);
+      await waitUntil(() => ended > 0, 5_000, 5);
+      await queue.add('probe', { target: 'after' });
+      // BullMQ's own 15 s wait after a call that failed for want of a connection kept it idle for about 20 s.
+      await waitUntil(() => ran.length === 2, 12_000, 50).catch(() => undefined);
+      expect(ended).toBe(1);
+      expect(connection.status).toBe('ready');
+      expect(ran).toEqual(['before', 'after']);
+    } finally {
+      await workers.close();
+      await queue.close();
+    }
   }, 60_000);
 
   it('every connection answers on the new primary, also one ioredis ended during the switch', async () => {

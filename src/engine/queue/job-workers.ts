@@ -30,6 +30,13 @@ export interface WorkerOptions {
 
 /** BullMQ's default lock duration, for kinds that declare no tuning. */
 const DEFAULT_LOCK_MS = 30_000;
+/**
+ * How long a worker waits after a Redis call failed for want of a connection before it asks
+ * again. BullMQ's 15 s default left a worker idle for 20 s after its connection was re-opened
+ * (reconnect-when-ended.ts) on a healthy new primary; the calls only fail while there is no
+ * connection at all, so asking every second costs nothing.
+ */
+const RETRY_AFTER_CONNECTION_ERROR_MS = 1_000;
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -123,6 +130,7 @@ export function startJobWorkers(options: WorkerOptions): RunningWorkers {
       concurrency: options.concurrencyByJob?.[definition.name] ?? options.concurrency ?? 4,
       // Shows in each job's processedBy: which process ran it, when several share one Redis.
       name: `${hostname()}:${process.pid}`,
+      runRetryDelay: RETRY_AFTER_CONNECTION_ERROR_MS,
       ...(lock ? { lockDuration: lock.lockDurationMs, stalledInterval: lock.stalledIntervalMs, maxStalledCount: lock.maxStalledCount } : {}),
     });
   });
