@@ -1,4 +1,7 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatopsError } from '../../src/core/errors.ts';
@@ -218,6 +221,25 @@ describe('SSH connector against a real SSH server on loopback', () => {
     } finally {
       session.close();
     }
+  });
+
+  it('says a command\'s outcome is unknown when the connection drops before its exit status, never "exit null"', async () => {
+    const s = await server();
+    const dir = mkdtempSync(join(tmpdir(), 'ssh-drop-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const [writing, marker] = [join(dir, 'pid.new'), join(dir, 'pid')];
+    const session = await createSshConnector().connect(targetFor(s, [s.hostKeyFingerprint]));
+    const running = session.exec(sh`echo $$ > ${writing}; mv ${writing} ${marker}; exec sleep 30`);
+    const outcome = running.then(() => 'resolved', (e: unknown) => e);
+    for (let i = 0; i < 250 && !existsSync(marker); i++) await sleep(20);
+    const pid = Number(readFileSync(marker, 'utf8'));
+    s.dropConnections();
+    const err = await outcome;
+    expect(err).toBeInstanceOf(ChatopsError);
+    expect((err as ChatopsError).code).toBe('SSH_FAILED');
+    expect((err as ChatopsError).message).toMatch(/^the SSH channel to 127\.0\.0\.1:\d+ closed before the command reported an exit status .*whether it ran to the end is unknown$/);
+    expect(await gone(pid)).toBe(true);
+    expect(s.commands).toHaveLength(1);
   });
 
   it('fails commands on a closed session with an error a person can read', async () => {

@@ -224,14 +224,20 @@ function runCommand(client: Ssh2Client, target: SshTarget, command: SafeCommand,
       const stderr = new OutputBuffer();
       let code: number | null = null;
       let signal: string | undefined;
+      let exited = false;
       stream.on('data', (chunk: Buffer) => stdout.push(chunk));
       stream.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
       stream.on('exit', (exitCode: number | null, exitSignal?: string) => {
+        exited = true;
         if (typeof exitCode === 'number') code = exitCode;
         else if (exitSignal) signal = exitSignal;
       });
       stream.on('close', () => {
         clearTimeout(timer);
+        if (!exited && !timedOut) {
+          reject(endUnknown(target));
+          return;
+        }
         const result: CommandResult = { stdout: stdout.text(), stderr: stderr.text(), code: timedOut ? null : code };
         if (stdout.cut) result.stdoutCut = true;
         if (stderr.cut) result.stderrCut = true;
@@ -240,6 +246,14 @@ function runCommand(client: Ssh2Client, target: SshTarget, command: SafeCommand,
         resolve(result);
       });
     });
+  });
+}
+
+/** No exit status and no timeout of ours: the command may have finished, or may still run. */
+function endUnknown(target: SshTarget): ChatopsError {
+  const where = hostLabel(target);
+  return new ChatopsError('SSH_FAILED', `the SSH channel to ${where} closed before the command reported an exit status (the connection dropped, or sshd ended the session): whether it ran to the end is unknown`, {
+    hint: `Check on ${target.host} whether it took effect before running it again`,
   });
 }
 

@@ -51,6 +51,7 @@ export interface StreamEnd {
 
 export interface SshSession {
   readonly host: string;
+  /** Rejects (SSH_FAILED) when the channel closes with no exit status before the timeout: its outcome is unknown. */
   exec(command: SafeCommand, options?: ExecOptions): Promise<CommandResult>;
   /** Runs a command with no timeout and hands each complete stdout line to `onLine`, as it arrives. */
   stream(command: SafeCommand, onLine: (line: string) => void): Promise<StreamingCommand>;
