@@ -230,7 +230,7 @@ async function main(): Promise<void> {
     '',
     `Reproduce: \`${COMMAND}\` (${machineContext()}; Redis at ${REDIS_URL.replace(/\/\/[^@]*@/, '//')}).`,
     '',
-    "The wipe of seed 000 at a random moment: prod's API record (one running control-plane machine, record and hash in sync, no",
+    "The PCP-6608 wipe at a random moment: prod's API record (one running control-plane machine, record and hash in sync, no",
     "controller Deployment to read, so nothing is open before the wipe) emptied in the MAAS simulator and the MaasCluster's",
     '`last-applied-dns-hash` set to the empty-set hash in the Kubernetes API simulator (as a v4.8.0–v4.9.1 controller does in one',
     "reconcile); measured until the alert's chat.postMessage in the Slack emulator; then put back and waited out until the alert",

@@ -45,10 +45,10 @@ function cp(name: string, powered = true, ip = CP_IP) {
   return maasMachineObject({ name, cluster: 'prod', controlPlane: true, systemId: `s-${name}`, externalIps: [ip], powered });
 }
 
-async function world(options: { silentAfterMs?: number; bookmarkMs?: number; debounceMs?: number; controllerImage?: string } = {}): Promise<World> {
+async function world(options: { silentAfterMs?: number; bookmarkMs?: number; debounceMs?: number; controllerImage?: string; hash?: string | null; healGraceMs?: number } = {}): Promise<World> {
   const sim = await startKubeSimulator({
     state: {
-      maasClusters: [cluster()],
+      maasClusters: [cluster(options.hash === undefined ? dnsHash([CP_IP]) : options.hash)],
       maasMachines: [cp('prod-cp-0'), maasMachineObject({ name: 'prod-w-0', cluster: 'prod', systemId: 'w0', externalIps: ['10.11.135.41'] })],
       ...(options.controllerImage ? { deployments: [controllerDeployment(options.controllerImage)] } : {}),
     },
@@ -66,6 +66,7 @@ async function world(options: { silentAfterMs?: number; bookmarkMs?: number; deb
     watchCapmaas,
     log: silentLogger(),
     debounceMs: options.debounceMs ?? 100,
+    ...(options.healGraceMs !== undefined ? { healGraceMs: options.healGraceMs } : {}),
     informer: {
       silentAfterMs: options.silentAfterMs ?? 60_000,
       backoff: { baseMs: 40, maxMs: 400 },
@@ -119,6 +120,27 @@ describe('watching the management cluster (real informer, simulated API server)'
     await waitUntil(() => w.scans.length > 0);
     expect(w.scans.map((s) => s.codes)).toEqual([['last-cp-stopped']]);
     expect(texts.get(w.scans[0]!)).toEqual([expect.stringMatching(stopped)]);
+  });
+
+  it('without a hash cache, a control plane running again is checked once more after the grace period, to see the heal', async () => {
+    const w = await world({ hash: null, healGraceMs: 300 });
+    w.sim.apply(MAAS_MACHINE_PLURAL, cp('prod-cp-0', false));
+    await waitUntil(() => w.scans.length === 1);
+    w.sim.apply(MAAS_MACHINE_PLURAL, cp('prod-cp-0', true));
+    await waitUntil(() => w.scans.length === 3);
+    expect(w.scans.map((s) => s.codes)).toEqual([['last-cp-stopped'], ['cp-running-again'], ['heal-follow-up']]);
+    expect(w.scans[2]?.key).toBe(`${w.scans[1]?.key}-heal`);
+  });
+
+  it('with a hash cache the heal moves the annotation, so no follow-up is queued', async () => {
+    const w = await world({ healGraceMs: 100 });
+    w.sim.apply(MAAS_MACHINE_PLURAL, cp('prod-cp-0', false));
+    await waitUntil(() => w.scans.length === 1);
+    w.sim.apply(MAAS_MACHINE_PLURAL, cp('prod-cp-0', true));
+    await waitUntil(() => w.scans.length === 2);
+    // Two grace periods and more: still no third scan.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(w.scans.map((s) => s.codes)).toEqual([['last-cp-stopped'], ['cp-running-again']]);
   });
 
   it('debounces a burst into one scan carrying every reason: the last control plane stopping, then the hash emptied', async () => {

@@ -5,7 +5,7 @@ import type { ClusterConfig, Config } from '../../core/config.ts';
 import { describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
 import type { ControllerLine } from '../../features/dns/controller-version.ts';
-import { clusterWatchView, watchTriggers, type ClusterWatchView, type WatchTrigger } from '../../features/dns/watch-triggers.ts';
+import { clusterWatchView, healFollowUp, watchTriggers, type ClusterWatchView, type WatchTrigger } from '../../features/dns/watch-triggers.ts';
 
 /** One cluster's watch health, as /readyz shows it. */
 export interface ClusterWatchHealth {
@@ -31,6 +31,8 @@ export interface ClusterWatchOptions {
    * again after each scan it asks for; null when unknown. Without it the reasons name no line.
    */
   controllerLine?: (cluster: ClusterConfig) => Promise<ControllerLine | null>;
+  /** After a control plane runs again on a controller without the hash cache, one more scan this much later; default 20 s. */
+  healGraceMs?: number;
   /** Changes this close together make one scan; default 500 ms. */
   debounceMs?: number;
   informer?: Omit<CapmaasWatchOptions, 'onChange' | 'onRestart' | 'onError'>;
@@ -69,6 +71,8 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
   let last: ClusterWatchView | undefined;
   const pending: WatchTrigger[] = [];
   let timer: NodeJS.Timeout | undefined;
+  const followUps = new Set<NodeJS.Timeout>();
+  const healGraceMs = options.healGraceMs ?? 20_000;
   let looking = false;
   let closed = false;
   let watch: CapmaasWatch;
@@ -107,11 +111,23 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
     timer = undefined;
     const triggers = dedupe(pending.splice(0));
     const key = changeKey(cluster.name, watch);
+    queue(triggers, key);
+    const followUp = last ? healFollowUp(triggers, last, line, healGraceMs) : null;
+    if (followUp) {
+      const t = setTimeout(() => {
+        followUps.delete(t);
+        if (!closed) queue([followUp], `${key}-heal`);
+      }, healGraceMs);
+      followUps.add(t);
+    }
+    // An upgrade changes what the next change means.
+    learnLine();
+  };
+
+  const queue = (triggers: WatchTrigger[], key: string) => {
     options.scan(cluster.name, triggers, key).catch((err: unknown) => {
       log.warn({ err: describeError(err) }, 'could not queue the dns-check the watch asked for; the scheduled scan still runs');
     });
-    // An upgrade changes what the next change means.
-    learnLine();
   };
 
   try {
@@ -139,6 +155,7 @@ function watchOne(cluster: ClusterConfig, options: ClusterWatchOptions): OneWatc
     close: async () => {
       closed = true;
       clearTimeout(timer);
+      for (const t of followUps) clearTimeout(t);
       await watch.stop();
     },
   };

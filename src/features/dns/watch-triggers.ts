@@ -29,7 +29,7 @@ export interface ClusterWatchView {
   existing: number;
 }
 
-export type WatchTriggerKind = 'hash-emptied' | 'hash-changed' | 'last-cp-stopped' | 'cp-running-again' | 'maascluster-gone' | 'maascluster-back';
+export type WatchTriggerKind = 'hash-emptied' | 'hash-changed' | 'last-cp-stopped' | 'cp-running-again' | 'maascluster-gone' | 'maascluster-back' | 'heal-follow-up';
 
 export interface WatchTrigger {
   kind: WatchTriggerKind;
@@ -101,3 +101,15 @@ const CP_RUNNING_AGAIN: Record<LineOrUnknown, string> = {
   'no-hash-cache': ': the controller fills the record on this reconcile',
   unknown: '',
 };
+
+/**
+ * A control plane running again heals the record on the controller's next reconcile, which may
+ * come after the scan the change queued. With a hash cache the heal moves the annotation (another
+ * trigger); without one (no annotation at all) nothing the watch sees changes, so it asks for one
+ * more dns-check after a grace period to see the heal and resolve the alert.
+ */
+export function healFollowUp(triggers: readonly WatchTrigger[], view: ClusterWatchView, line: ControllerLine | null, graceMs: number): WatchTrigger | null {
+  if (!triggers.some((t) => t.kind === 'cp-running-again')) return null;
+  if (line !== 'no-hash-cache' && view.hash !== null) return null;
+  return { kind: 'heal-follow-up', text: `${Math.round(graceMs / 1000)} s after a control-plane machine ran again: the controller keeps no hash cache, so only a check shows whether it filled the record` };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dnsHash, EMPTY_SET_HASH } from '../../../src/features/dns/dns-hash.ts';
-import { clusterWatchView, watchTriggers } from '../../../src/features/dns/watch-triggers.ts';
+import { clusterWatchView, healFollowUp, watchTriggers } from '../../../src/features/dns/watch-triggers.ts';
 import { maasClusterObject, maasMachineObject } from '../../../lab/kube-sim/index.ts';
 
 const HASH = dnsHash(['10.0.0.1']);
@@ -68,5 +68,16 @@ describe('which changes run dns-check now', () => {
     expect(again('no-hash-cache')).toBe('a control-plane machine runs again (a): the controller fills the record on this reconcile');
     expect(again('guarded-hash-cache')).toBe('a control-plane machine runs again (a): the controller writes its IP over the kept records');
     expect(again(null)).toBe('a control-plane machine runs again (a)');
+  });
+
+  it('asks for a follow-up check after a control plane runs again only where the heal leaves no trace the watch sees', () => {
+    const before = view(undefined, [cp('a', { powered: false })]);
+    const noAnnotation = view(undefined, [cp('a')]);
+    const withHash = view(HASH, [cp('a')]);
+    const again = watchTriggers(before, noAnnotation);
+    expect(healFollowUp(again, noAnnotation, null, 20_000)?.kind).toBe('heal-follow-up');
+    expect(healFollowUp(again, withHash, 'no-hash-cache', 20_000)?.text).toMatch(/^20 s after a control-plane machine ran again/);
+    expect(healFollowUp(again, withHash, 'guarded-hash-cache', 20_000)).toBeNull();
+    expect(healFollowUp(watchTriggers(view(undefined, [cp('a')]), view(undefined, [cp('a', { powered: false })])), noAnnotation, null, 20_000)).toBeNull();
   });
 });
