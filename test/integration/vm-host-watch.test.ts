@@ -99,9 +99,11 @@ describe('the VM host watch (virsh event over pinned SSH)', () => {
     await waitUntil(async () => (await scans(w)).length > 0);
     await settle();
     expect(await scans(w)).toEqual([{ check: 'mac-diff', target: 'site-b', trigger: [`VM host ${HOST}: domain "site-b-node1" undefined and defined again (its NICs may have new MACs)`] }]);
-    // One session, one remote command: the watch, held open.
-    expect([vmHost.ssh.authenticated, vmHost.ssh.commands.filter((c) => c.includes('virsh')).length]).toEqual([1, 1]);
+    // One session: the watch held open, and one read of what the changed domain holds now.
+    expect(vmHost.ssh.authenticated).toBe(1);
+    expect(vmHost.ssh.commands).toHaveLength(2);
     expect(vmHost.ssh.commands[0]).toContain('event --loop --event lifecycle');
+    expect(vmHost.ssh.commands[1]).toMatch(/domiflist --domain .*site-b-node1/);
 
     // A domain started or stopped changes no MAC: nothing is queued for it.
     vmHost.emit({ domain: 'site-b-node2', event: 'Started', detail: 'Booted' });
@@ -113,6 +115,20 @@ describe('the VM host watch (virsh event over pinned SSH)', () => {
     expect(metrics).toContain('maas_chatops_vmhost_watches{state="watching"} 1');
     expect(metrics).toContain('maas_chatops_vmhost_watch_events_total{event="Defined"} 1');
     expect(vmHostWatchDetail(w.watches)).toMatchObject({ vmHostWatches: [{ site: 'site-b', vmHost: HOST, state: 'watching', sessions: 1, events: 3 }] });
+  });
+
+  it('a replace and its revert a moment later are two mac-diffs: the MACs after each tell them apart', async () => {
+    const l = await lab();
+    const vmHost = l.vmHosts.get(HOST) as SimVmHost;
+    const w = await worker(l, watchedConfig(l), freshPrefix('vmwatch'));
+    await waitUntil(() => vmHost.files.eventListeners() === 1);
+    vmHost.redefine('site-b-node1', [{ mac: '52:54:00:e7:00:01' }]);
+    await waitUntil(async () => (await scans(w)).length === 1);
+    // The same events again, back to the recorded MAC: the alert the first one opened must be re-checked.
+    vmHost.redefine('site-b-node1', [{ mac: '52:54:00:b0:00:01' }]);
+    await waitUntil(async () => (await scans(w)).length === 2);
+    await settle();
+    expect(await scans(w)).toHaveLength(2);
   });
 
   it('a dropped session reconnects (one more session), and events after it still queue the mac-diff', async () => {

@@ -9,12 +9,6 @@ import { watchedVmHosts } from '../../features/macs/watched-vm-hosts.ts';
 import { SCAN_JOB } from '../../features/registry.ts';
 import { startVmHostWatches, type VmHostWatches, type VmHostWatchTuning } from './vm-host-watch.ts';
 
-/*
- * Workers that saw the same events queue one mac-diff: they fire within moments of each other,
- * and a repeat of the same change later (another apply) is a new job once this has passed.
- */
-const SAME_CHANGE_WINDOW_MS = 10_000;
-
 export interface VmHostWatchScansOptions {
   config: Config;
   adapters: Adapters;
@@ -42,8 +36,12 @@ export function startVmHostWatchScans(options: VmHostWatchScansOptions): VmHostW
     // Restarts and events come later, from the sessions: metrics exists by then.
     onRestart: (reason) => metrics.recordRestart(reason),
     onEvent: (event) => metrics.recordEvent(event),
+    // Workers that saw the same change (the same events, the same MACs after them) fire within
+    // moments of each other: while the first one's mac-diff is queued or running, the others join
+    // it. Once it is done the key is free, so a change back and forth is diffed again (a late
+    // worker's copy then runs after it, behind the scan lock, and finds the same).
     scan: async (site, triggers, key) => {
-      await options.enqueue(SCAN_JOB, { check: 'mac-diff', target: site, trigger: triggers }, { attempts: 1, oncePer: { id: `vmhost-watch-${key}`, ms: SAME_CHANGE_WINDOW_MS } });
+      await options.enqueue(SCAN_JOB, { check: 'mac-diff', target: site, trigger: triggers }, { attempts: 1, oncePer: { id: `vmhost-watch-${key}` } });
     },
   });
   const metrics = registerVmHostWatchMetrics(options.registry, () => watches.health().map((h) => h.state));

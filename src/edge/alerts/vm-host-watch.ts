@@ -5,6 +5,7 @@ import type { Config, SiteConfig } from '../../core/config.ts';
 import { ChatopsError, describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
 import { batchKey, batchTriggers, LifecycleChanges } from '../../features/macs/lifecycle-changes.ts';
+import { readDomainStates } from '../../features/macs/domain-states.ts';
 import type { WatchedVmHost } from '../../features/macs/watched-vm-hosts.ts';
 
 export type VmHostWatchState = 'connecting' | 'watching' | 'backing-off' | 'stopped';
@@ -285,9 +286,13 @@ class HostWatch {
     const batch = this.#changes.take();
     const triggers = batchTriggers(this.host.vmHost, batch);
     this.log.info({ triggers }, 'VM host changed: mac-diff runs now');
-    this.#o.scan(this.site, triggers, batchKey(this.site, this.host.vmHost, batch)).catch((err: unknown) => {
-      this.log.warn({ err: describeError(err) }, 'could not queue the mac-diff the watch asked for; the scheduled scan still runs');
-    });
+    const session = this.#session;
+    const states = session ? readDomainStates(session, this.host.uri, batch.domains.map((d) => d.domain)) : Promise.resolve(null);
+    states
+      .then((read) => this.#o.scan(this.site, triggers, batchKey(this.site, this.host.vmHost, batch, read)))
+      .catch((err: unknown) => {
+        this.log.warn({ err: describeError(err) }, 'could not queue the mac-diff the watch asked for; the scheduled scan still runs');
+      });
   }
 
   async #failed(reason: VmHostRestartReason, message: string): Promise<void> {

@@ -27,8 +27,11 @@ export interface EnqueueOptions {
   attempts?: number;
   /** false: queue a job of its own even for a check that is already queued or running. */
   dedup?: boolean;
-  /** Adds the job only if no job with this id was added within `ms` (BullMQ deduplication with a ttl), even one already done. */
-  oncePer?: { id: string; ms: number };
+  /**
+   * BullMQ deduplication under this id: no second job while one with it is queued or running, or,
+   * with `ms`, while one was added within that time (even one already done).
+   */
+  oncePer?: { id: string; ms?: number };
 }
 
 export interface JobQueuesOptions {
@@ -92,7 +95,7 @@ export class JobQueues {
     const id = options.jobId ?? randomUUID();
     const opts: JobsOptions = { ...DEFAULT_JOB_OPTIONS, jobId: id };
     if (options.attempts) opts.attempts = options.attempts;
-    if (options.oncePer) opts.deduplication = { id: options.oncePer.id, ttl: options.oncePer.ms };
+    if (options.oncePer) opts.deduplication = { id: options.oncePer.id, ...(options.oncePer.ms ? { ttl: options.oncePer.ms } : {}) };
     const joined = new Set<string>();
     // Told "failing over" after all: a copy that still reaches Redis must neither run nor post.
     const revoke = async () => {

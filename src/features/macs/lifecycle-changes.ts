@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { changesDefinition, type LifecycleEvent } from '../../adapters/ssh/virsh-events.ts';
 
 /**
@@ -53,12 +53,13 @@ function describe(events: string[]): string {
 }
 
 /**
- * The same in every process that saw the same events on the same host: several workers watching
+ * The same in every process that saw the same change on the same host: several workers watching
  * one host queue one mac-diff. virsh gives no event sequence number to share, so the key is the
- * events themselves; the queue holds it only for a short window, so the same change made again
- * later is a new job.
+ * events and what the domains hold after them (`states`, read from the host: a change back to
+ * the old MACs is a new key). Without states (the host could not be read) the key is this
+ * process's own: at worst each worker queues its mac-diff.
  */
-export function batchKey(site: string, vmHost: string, batch: LifecycleBatch): string {
-  const text = batch.domains.map(({ domain, events }) => `${domain}\0${events.join(',')}`).join('\n');
+export function batchKey(site: string, vmHost: string, batch: LifecycleBatch, states: Record<string, string> | null): string {
+  const text = batch.domains.map(({ domain, events }) => `${domain}\0${events.join(',')}\0${states ? (states[domain] ?? '') : randomUUID()}`).join('\n');
   return createHash('sha256').update(site).update('\0').update(vmHost).update('\0').update(text).digest('hex').slice(0, 24);
 }
