@@ -6,7 +6,8 @@ import type { Adapters } from '../../src/adapters/adapters.ts';
 import { dnsHash, EMPTY_SET_HASH } from '../../src/features/dns/evaluate.ts';
 import { parseConfigText, type Config } from '../../src/core/config.ts';
 import { createKubeClient } from '../../src/adapters/kube/client.ts';
-import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
+import { dnsLabScenario, kubeconfigFor, maasMachineObject, startKubeSimulator, type KubeSimulator } from '../../lab/kube-sim/index.ts';
+import { LAST_APPLIED_DNS_HASH_ANNOTATION, MAAS_CLUSTER_PLURAL, MAAS_MACHINE_PLURAL } from '../../src/adapters/kube/capmaas.ts';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../../lab/maas-sim/index.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import { createMaasClient } from '../../src/adapters/maas/client.ts';
@@ -194,5 +195,46 @@ describe('dns-check job against the MAAS and Kubernetes simulators', () => {
     const [report] = await dnsCheckJob.run(ctx, { target: 'prod' });
     expect(codes(report)).toEqual(['DNS_CONTROLLER_VULNERABLE', 'DNS_NO_CONTROL_PLANE']);
     expect(maas.calls).toHaveLength(1);
+  });
+
+  describe('the controller line, read from the controller Deployment the simulator serves', () => {
+    const IMAGE = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller';
+    const runAs = (kube: KubeSimulator, tag: string) => {
+      for (const c of kube.state.deployments[0]?.containers ?? []) if (c.name === 'manager') c.image = `${IMAGE}:${tag}`;
+    };
+    const prodMachine = (name: string, o: { powered?: boolean; deleting?: boolean; ip?: string } = {}) =>
+      maasMachineObject({ name, namespace: 'default', cluster: 'prod', controlPlane: true, systemId: `s-${name}`, zone: 'site-a', externalIps: [o.ip ?? '10.11.135.36'], powered: o.powered ?? true, ...(o.deleting ? { deleting: true } : {}) });
+    const setHash = (kube: KubeSimulator, hash: string | null) => {
+      const mc = kube.state.maasClusters[0]!;
+      const annotations = { ...mc.metadata.annotations };
+      if (hash === null) delete annotations[LAST_APPLIED_DNS_HASH_ANNOTATION];
+      else annotations[LAST_APPLIED_DNS_HASH_ANNOTATION] = hash;
+      kube.apply(MAAS_CLUSTER_PLURAL, { ...mc, metadata: { ...mc.metadata, annotations } });
+    };
+
+    it('upstream v0.6.1 (no hash cache): an empty record while the control plane is off is expected and heals', async () => {
+      const { ctx, kube } = await startLab();
+      runAs(kube.prod, 'v0.6.1');
+      setHash(kube.prod, null);
+      kube.prod.apply(MAAS_MACHINE_PLURAL, prodMachine('prod-cp-0', { powered: false }));
+      const [report] = await dnsCheckJob.run(ctx, { target: 'prod' });
+      expect(report?.verdict).toBe('API record empty while no control-plane machine runs: expected with a controller that keeps no hash cache; it heals when one runs again');
+      expect(codes(report)).toEqual(['DNS_CP_NOT_RUNNING', 'DNS_RECORD_EMPTY']);
+      expect(report?.findings.find((f) => f.code === 'DNS_RECORD_EMPTY')?.severity).toBe('warning');
+    });
+
+    it('v4.9.2 (guarded): the records of a control-plane machine that left, kept while its replacement is off, are STALE', async () => {
+      const { ctx, kube, maas } = await startLab();
+      runAs(kube.prod, 'v4.9.2-spectro');
+      setHash(kube.prod, dnsHash(['10.11.135.36']));
+      const record = maas.state.dnsresources.find((r) => r.fqdn === 'prod-k8s.maas.example')!;
+      record.ip_addresses = ['10.11.135.36'];
+      kube.prod.apply(MAAS_MACHINE_PLURAL, prodMachine('prod-cp-0', { deleting: true }));
+      kube.prod.apply(MAAS_MACHINE_PLURAL, prodMachine('prod-cp-1', { powered: false, ip: '10.11.135.37' }));
+      const [report] = await dnsCheckJob.run(ctx, { target: 'prod' });
+      expect(report?.status).toBe('critical');
+      expect(report?.verdict).toBe('API record STALE: MAAS holds 10.11.135.36, the address of no control-plane machine still in the cluster; it stays until one runs');
+      expect(report?.findings.find((f) => f.code === 'DNS_DRIFT')?.evidence).toMatchObject({ stale: ['10.11.135.36'], desired: [] });
+    });
   });
 });
