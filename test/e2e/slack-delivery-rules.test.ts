@@ -177,7 +177,8 @@ describe('Redis away as the result arrives: still one message', () => {
 
     expect(texts(e)).toEqual([':x: dns-check prod failed: MAAS did not answer']);
     expect(e.channelMessages(CHANNEL)[0]!.updates.map((u) => u.via)).toEqual(['chat.update']);
-    expect(callsOf(e, 'conversations.history')).toHaveLength(1);
+    // One read each: the bot (had the result come first?) and the worker (where is the running answer?).
+    expect(callsOf(e, 'conversations.history')).toHaveLength(2);
     expect(seconds).toEqual([]);
   });
 
@@ -186,6 +187,15 @@ describe('Redis away as the result arrives: still one message', () => {
     const responseUrl = e.responseUrlFor(CHANNEL, 'U0OPS1');
     const worker = createSlackNotifier({ gateway: gateway(e, { answers: boardWithoutRedis() }), log: silentLogger(), answerWaitMs: 200 });
     await worker.postError({ channel: CHANNEL, responseUrl, replaceRunning: true, askedAt: Date.now() }, 'dns-check prod failed: MAAS did not answer');
+    expect(texts(e)).toEqual([':x: dns-check prod failed: MAAS did not answer']);
+  });
+
+  it('the result came first: the bot finds it in the channel by its metadata and posts no running answer', async () => {
+    const e = await start();
+    const responseUrl = e.responseUrlFor(CHANNEL, 'U0OPS1');
+    const worker = createSlackNotifier({ gateway: gateway(e, { answers: boardWithoutRedis() }), log: silentLogger(), answerWaitMs: 200 });
+    await worker.postError({ channel: CHANNEL, responseUrl, replaceRunning: true, askedAt: Date.now() }, 'dns-check prod failed: MAAS did not answer');
+    await deliverReply(running, { channel: CHANNEL, user: 'U0OPS1', responseUrl }, gateway(e, { answers: boardWithoutRedis() }), silentLogger());
     expect(texts(e)).toEqual([':x: dns-check prod failed: MAAS did not answer']);
   });
 

@@ -17,8 +17,8 @@ import { withTimeout } from '../../core/with-timeout.ts';
 export type RunningAnswer = { at: 'message'; ts: string } | { at: 'response_url' } | { at: 'unknown' };
 
 export interface AnswerBoard {
-  /** The bot, before posting the running answer: false when the result came first (post nothing). */
-  claimRunning(key: string): Promise<boolean>;
+  /** The bot, before posting the running answer: false when the result came first (post nothing); undefined when the board could not be read. */
+  claimRunning(key: string): Promise<boolean | undefined>;
   /** The bot, once posted: false when the result took the entry meanwhile (take the answer down). */
   settleRunning(key: string, answer: RunningAnswer): Promise<boolean>;
   /**
@@ -101,8 +101,8 @@ function boardOver(entries: Entries): AnswerBoard {
     return value === CLAIMED ? 'claimed' : parseAnswer(value);
   };
   return {
-    // Redis away: the bot posts and keeps its running answer; the worker will look in the channel.
-    claimRunning: async (key) => (await entries.setIfAbsent(key, CLAIMED)) ?? true,
+    // Redis away: the bot looks in the channel for the result, else posts and keeps its running answer; the worker will look in the channel too.
+    claimRunning: (key) => entries.setIfAbsent(key, CLAIMED),
     settleRunning: async (key, answer) => (await entries.replaceIf(key, CLAIMED, JSON.stringify(answer))) ?? true,
     async awaitRunning(key, waitMs) {
       const deadline = Date.now() + waitMs;

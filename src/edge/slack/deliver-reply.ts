@@ -4,6 +4,7 @@ import { answerKey } from './answer-board.ts';
 import type { CommandReply } from './command-contract.ts';
 import type { SlackGateway } from './gateway.ts';
 import { slackErrorOf, type OutgoingMessage } from './message-budget.ts';
+import { findResultOf } from './post-once.ts';
 import { toSlackText } from './mrkdwn.ts';
 import { ResponseUrlError } from './response-url.ts';
 
@@ -31,7 +32,7 @@ export async function deliverReply(reply: CommandReply, to: ReplyDestination, sl
   // Tagged with its command (the metadata names it), whether or not a result will replace it.
   const tag = to.responseUrl ? answerKey(to.responseUrl) : undefined;
   const key = reply.replacedByResult ? tag : undefined;
-  if (key && !(await slack.answers.claimRunning(key))) {
+  if (key && !(await mayPostRunning(key, to, slack, log))) {
     log.info({ channel: to.channel }, 'the result came before the running answer: no running answer is posted');
     return;
   }
@@ -55,6 +56,19 @@ export async function deliverReply(reply: CommandReply, to: ReplyDestination, sl
   if (await slack.answers.settleRunning(key, ts ? { at: 'message', ts } : { at: 'unknown' })) return;
   // The result gave up waiting and posted itself meanwhile: this answer would be a second message.
   if (ts) await slack.remove(to.channel, ts).catch((err: unknown) => log.warn({ channel: to.channel, err: describeError(err) }, 'could not take down a running answer the result overtook'));
+}
+
+/**
+ * Whether the running answer is still to be posted: the board says the result has not come. When
+ * Redis cannot say, a result already posted anew is in the channel, named by its metadata.
+ */
+async function mayPostRunning(key: string, to: ReplyDestination, slack: SlackGateway, log: Logger): Promise<boolean> {
+  const claimed = await slack.answers.claimRunning(key);
+  if (claimed !== undefined) return claimed;
+  const found = await findResultOf(slack.reader, to.channel, key, String(Math.floor(Date.now() / 1000) - 60));
+  if (found.ts) return false;
+  log.info({ channel: to.channel, channelRead: found.read }, 'Redis cannot say whether the result came first, and the channel does not show it: the running answer is posted');
+  return true;
 }
 
 async function answerPrivately(content: OutgoingMessage, to: ReplyDestination, slack: SlackGateway, log: Logger): Promise<void> {

@@ -100,6 +100,8 @@ export interface SendHow {
   paced?: boolean;
   /** The command this message answers (answer-board.ts answerKey): its metadata names it. */
   answerTo?: string;
+  /** The command whose result this is, posted anew: its metadata names it. */
+  resultOf?: string;
 }
 
 /** A Slack call failed; `slackError` is Slack's code (message_not_found…) when Slack answered. */
@@ -174,7 +176,7 @@ class Gateway implements SlackGateway {
     const what = how.what ?? `post to ${channel}`;
     const clean = this.#clean(message);
     const thread = message.threadTs ? { thread_ts: message.threadTs } : {};
-    const once = { log: this.#log, reader: this.reader, ...(how.answerTo ? { answerTo: how.answerTo } : {}), onError: (method: string, err: unknown) => this.#failed(method, err) };
+    const once = { log: this.#log, reader: this.reader, ...(how.answerTo ? { answerTo: how.answerTo } : {}), ...(how.resultOf ? { resultOf: how.resultOf } : {}), onError: (method: string, err: unknown) => this.#failed(method, err) };
     const res = (await this.#enqueue(channel, how.paced ?? true, {
       message: clean,
       send: async (m) => {

@@ -15,7 +15,7 @@ import { slackErrorOf, type OutgoingMessage } from './message-budget.ts';
 import { toSlackText } from './mrkdwn.ts';
 import { planThread, renderPlanMessage } from './plan-render.ts';
 import { renderReports } from './render.ts';
-import type { AnswerBoard } from './answer-board.ts';
+import { answerKey, type AnswerBoard } from './answer-board.ts';
 import { placeForResult } from './replace-running.ts';
 import { ResponseUrlError } from './response-url.ts';
 
@@ -102,9 +102,9 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   const log = options.log.child({ component: 'slack-notifier' });
 
   /** A new message; where the channel refuses the bot, the command's response_url. Returns its ts when known. */
-  async function post(target: ReplyTarget, message: OutgoingMessage, paced = false): Promise<string | undefined> {
+  async function post(target: ReplyTarget, message: OutgoingMessage, paced = false, resultOf?: string): Promise<string | undefined> {
     try {
-      const { ts } = await slack.post(target.channel, { ...message, threadTs: target.threadTs }, { what: `post to ${target.channel}`, paced });
+      const { ts } = await slack.post(target.channel, { ...message, threadTs: target.threadTs }, { what: `post to ${target.channel}`, paced, ...(resultOf ? { resultOf } : {}) });
       return ts || undefined;
     } catch (err) {
       const slackError = slackErrorOf(err);
@@ -165,7 +165,9 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
         log.warn({ channel: target.channel }, `${why}: the result is posted through the Web API`);
       }
     }
-    return post(target, message);
+    // Posted anew, the result names its command in its metadata: a bot that cannot ask Redis
+    // whether the result came first finds it in the channel (deliver-reply.ts).
+    return post(target, message, false, target.replaceRunning && target.responseUrl ? answerKey(target.responseUrl) : undefined);
   }
 
   const answerOptions = (target: ReplyTarget) => ({ repairButton: options.mayRepair?.(target.user) ?? false });

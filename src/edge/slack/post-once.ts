@@ -75,6 +75,8 @@ export interface PostOnceOptions {
   reader?: WebClient;
   /** The command this message answers (answer-board.ts answerKey), carried in its metadata. */
   answerTo?: string;
+  /** The command whose result this message is, posted anew (not over its running answer). */
+  resultOf?: string;
   /** Sends at most this many times (each after the channel showed the message absent). Default 3. */
   attempts?: number;
   /** Wait before sending again: this times the attempt number. Default 1000 ms. */
@@ -96,8 +98,8 @@ export function newPostKey(now = Date.now()): { postId: string; oldest: string }
   return { postId: randomUUID(), oldest: String(Math.floor(now / 1000) - 60) };
 }
 
-export function postMetadata(postId: string, answerTo?: string) {
-  return { event_type: POST_EVENT_TYPE, event_payload: { post_id: postId, ...(answerTo ? { answer_to: answerTo } : {}) } };
+export function postMetadata(postId: string, answerTo?: string, resultOf?: string) {
+  return { event_type: POST_EVENT_TYPE, event_payload: { post_id: postId, ...(answerTo ? { answer_to: answerTo } : {}), ...(resultOf ? { result_of: resultOf } : {}) } };
 }
 
 export async function postOnce(client: WebClient, content: PostContent, options: PostOnceOptions): Promise<PostOnceResult> {
@@ -105,7 +107,7 @@ export async function postOnce(client: WebClient, content: PostContent, options:
   const { postId, oldest } = newPostKey();
   for (let sends = 1; ; sends++) {
     try {
-      const res = await client.chat.postMessage({ ...content, metadata: postMetadata(postId, options.answerTo) });
+      const res = await client.chat.postMessage({ ...content, metadata: postMetadata(postId, options.answerTo, options.resultOf) });
       return { channel: res.channel ?? content.channel, ...(res.ts ? { ts: res.ts } : {}), sends };
     } catch (err) {
       options.onError?.('chat.postMessage', err);
@@ -150,7 +152,12 @@ export function findAnswerTo(client: WebClient, channel: string, answerTo: strin
   return findTagged(client, { channel }, (payload) => payload.answer_to === answerTo, oldest, onError);
 }
 
-type PostPayload = { post_id?: unknown; answer_to?: unknown };
+/** The result of a command (answer-board.ts answerKey) posted anew since `oldest`, read back like findPosted. */
+export function findResultOf(client: WebClient, channel: string, resultOf: string, oldest: string, onError?: (method: string, err: unknown) => void): Promise<{ read: boolean; ts?: string }> {
+  return findTagged(client, { channel }, (payload) => payload.result_of === resultOf, oldest, onError);
+}
+
+type PostPayload = { post_id?: unknown; answer_to?: unknown; result_of?: unknown };
 
 async function findTagged(
   client: WebClient,
