@@ -584,7 +584,7 @@ export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string |
   if (drift && drift.severity !== 'info') {
     const e = drift.evidence as { recorded?: string[]; desired?: string[]; stale?: string[] };
     if (e.desired?.length === 0 && e.stale?.length && !has('DNS_NO_CONTROL_PLANE')) {
-      return `API record STALE: MAAS holds ${e.recorded?.join(', ')}, the address of no control-plane machine still in the cluster; it stays until one runs`;
+      return `API record STALE: MAAS holds ${e.recorded?.join(', ')}, ${e.stale.length === 1 ? 'the address' : 'addresses'} of no control-plane machine still in the cluster; it stays until one runs`;
     }
     return `API record DRIFTED: MAAS holds ${e.recorded?.join(', ')}, the control plane needs ${e.desired?.join(', ') || 'nothing'}`;
   }
