@@ -161,6 +161,9 @@ function runCommand(channel: ServerChannel, command: string, user: string, env: 
       }
     }
   };
+  // Unlike sshd: OpenSSH (session.c, session_close_by_channel) sends a command without a terminal
+  // no signal when its channel closes, it only closes the command's pipes. The simulator kills it
+  // so that a test leaves nothing running; what runs here must not rely on being killed.
   channel.on('close', () => killGroup('SIGKILL'));
   void (async () => {
     const handled = handler ? await handler(command, { user }) : undefined;

@@ -205,6 +205,19 @@ describe('the VM host watch (virsh event over pinned SSH)', () => {
     expect(await w.registry.metrics()).toContain('maas_chatops_vmhost_watches{state="stopped"} 1');
   });
 
+  it('SSH settings without a key stop that host\'s watch before any connection, naming the key to set', async () => {
+    const l = await lab();
+    const vmHost = l.vmHosts.get(HOST) as SimVmHost;
+    const raw = JSON.parse(l.configText);
+    raw.sites['site-b'].watch = { vmHosts: true };
+    delete raw.sites['site-b'].vmHosts.default.privateKey;
+    const { config } = parseConfigText(JSON.stringify(raw), { path: 'lab.yaml', env: l.env });
+    const w = await worker(l, config, freshPrefix('vmwatch'));
+    await waitUntil(() => w.watches.health()[0]?.state === 'stopped');
+    expect(w.watches.health()[0]?.stoppedReason).toMatch(/^sites\.site-b\.vmHosts\.127\.0\.32\.1\.privateKey: no SSH private key for 127\.0\.32\.1\. Set privateKey: file:\/path\/to\/key under/);
+    expect(vmHost.ssh.sessions).toBe(0);
+  });
+
   it('two workers watching the same host queue the mac-diff once', async () => {
     const l = await lab();
     const vmHost = l.vmHosts.get(HOST) as SimVmHost;

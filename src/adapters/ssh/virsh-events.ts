@@ -35,7 +35,8 @@ export function changesDefinition(event: LifecycleEvent): boolean {
  * `--all` and `--event` are mutually exclusive (cmdEvent: VSH_EXCLUSIVE_OPTIONS("all", "event");
  * test/fixtures/virsh/event-all-with-event.txt); without `--domain`, virsh already listens to
  * every domain of the connection. `--loop` keeps it running. Without a terminal sshd does not
- * signal a command whose session ends, so a virsh left behind by a dropped session would live
+ * signal a command whose session ends (OpenSSH session.c, session_close_by_channel: it only
+ * closes the command's pipes), so a virsh left behind by a dropped session would live
  * on until its next event's write failed: the script ties virsh to the channel instead. virsh
  * runs in the background with stdin closed; a reader holds the channel's stdin (fd 3) and kills
  * virsh at its end of file, which comes when the session closes for any reason; the script exits
