@@ -83,8 +83,10 @@ describe('fairness: a slow mac-diff backlog does not hold up a dns-check', () =>
     expect(dnsAt).toBeLessThan(order.lastIndexOf('mac-diff'));
     // Stronger: it did not even wait for the first round of mac-diffs (4 slots per kind).
     expect(dnsAt).toBeLessThan(4);
-    // Each mac-diff went to the slow region (two requests each, and two for the drift's witnesses, after one whoami for the region), the dns-check to the fast one.
-    expect(slowMaas.calls.filter((c) => c.op !== 'whoami')).toHaveLength(32);
+    // Each mac-diff went to the slow region (two requests each, two for the drift's witnesses and, as no rack saw an unknown MAC,
+    // one count of discovery/; after one whoami for the region), the dns-check to the fast one.
+    expect(slowMaas.calls.filter((c) => c.op !== 'whoami')).toHaveLength(40);
+    expect(slowMaas.calls.filter((c) => c.path.endsWith('/discovery/') && !c.op)).toHaveLength(8);
     expect(slowMaas.calls.filter((c) => c.op === 'whoami').length).toBeLessThanOrEqual(1);
   });
 });
