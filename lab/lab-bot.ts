@@ -14,11 +14,11 @@ export interface LabBot {
   close(): Promise<void>;
 }
 
-export async function startLabBot(options: { redisUrl: string; prefix: string; log: Logger }): Promise<LabBot> {
+export async function startLabBot(options: { redisUrl: string; prefix: string; log: Logger; watchVmHosts?: boolean }): Promise<LabBot> {
   const emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
   let world: LabWorld | undefined;
   try {
-    world = await startLabWorld();
+    world = await startLabWorld({ watchVmHosts: options.watchVmHosts ?? false });
     const loaded = loadConfig({ path: world.configPath, env: world.env });
     const env = {
       ...world.env,

@@ -141,7 +141,7 @@ export async function runLab(io: LabIo, observe?: LabStepObserver): Promise<numb
   let bot: LabBot | undefined;
   const prefix = `maas-chatops-lab-${randomUUID().slice(0, 8)}`;
   try {
-    bot = await startLabBot({ redisUrl: redis.url, prefix, log: createLogger({ level: io.env.LOG_LEVEL ?? 'error' }) });
+    bot = await startLabBot({ redisUrl: redis.url, prefix, log: createLogger({ level: io.env.LOG_LEVEL ?? 'error' }), watchVmHosts: true });
     io.out(`maas-chatops lab: MAAS simulator ${bot.world.maas.url}, Redis ${redis.url}, bot on ${bot.appUrl.replace('http://', '')}`);
     io.out('Channel #ops (alice is on call, bob approves repairs):');
     const session = { emulator: bot.emulator, appUrl: bot.appUrl, world: bot.world };

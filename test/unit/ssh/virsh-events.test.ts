@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createVmHostDir, type VmHostDir, type VmHostState } from '../../../lab/vmhost-sim/virsh-stub.ts';
@@ -13,6 +13,11 @@ function fixture(name: string): { output: string; code: number } {
 }
 
 describe('virsh event lines (captured from libvirt-clients 9 against test:///default)', () => {
+  it('has a test for every event fixture', () => {
+    const files = readdirSync(new URL('../../fixtures/virsh/', import.meta.url)).filter((f) => f.startsWith('event-'));
+    expect(files.sort()).toEqual(['event-all-with-event.txt', 'event-lifecycle-redefine-running.txt', 'event-lifecycle-redefine-shut-off.txt', 'event-lifecycle-replace-and-boot.txt']);
+  });
+
   it('reads the undefine and redefine of a shut-off domain as Undefined, then Defined', () => {
     const events = fixture('event-lifecycle-redefine-shut-off.txt').output.split('\n').map(parseLifecycleLine).filter((e) => e !== null);
     expect(events).toEqual([
