@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { dieWithParent } from './die-with-parent.ts';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
@@ -51,6 +52,7 @@ export async function startPrivateRedis(requestedPort?: number, options: Private
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--maxmemory-policy', 'noeviction'], {
     stdio: 'ignore',
   });
+  dieWithParent(child);
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     if (await redisAnswers(url, 200)) break;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { botAclLine } from '../src/engine/queue/redis-acl.ts';
+import { dieWithParent } from './die-with-parent.ts';
 import { freePort } from './private-redis.ts';
 
 /**
@@ -172,6 +173,7 @@ async function startProcess(dir: string, port: number, conf: string, args: strin
   const file = join(dir, `${port}.conf`);
   writeFileSync(file, `${conf}\n`, { mode: 0o600 });
   const child = spawn('redis-server', [file, ...args], { stdio: 'ignore' });
+  dieWithParent(child);
   const proc: RedisProcess = {
     port,
     child,

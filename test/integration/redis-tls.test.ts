@@ -8,6 +8,7 @@ import type { JobDefinition } from '../../src/engine/job-types.ts';
 import type { Adapters } from '../../src/adapters/adapters.ts';
 import { parseConfigText } from '../../src/core/config.ts';
 import { freePort } from '../../lab/private-redis.ts';
+import { dieWithParent } from '../../lab/die-with-parent.ts';
 import { silentLogger } from '../../src/core/log.ts';
 import type { Notifier, ReplyTarget } from '../../src/engine/notifier.ts';
 import { botAclLine } from '../../src/engine/queue/redis-acl.ts';
@@ -57,6 +58,7 @@ describe('Redis over TLS (rediss:// and REDIS_TLS_CA), as an ACL user', () => {
       ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', certs.cert, '--tls-key-file', certs.key, '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--aclfile', join(dir, 'users.acl')],
       { stdio: 'ignore' },
     );
+    dieWithParent(child);
     cleanups.push(async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

@@ -23,6 +23,7 @@ import type { Report } from '../../src/core/report.ts';
 import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
 import { createSshConnector } from '../../src/adapters/ssh/connector.ts';
 import { waitUntil } from '../helpers/redis.ts';
+import { dieWithParent } from '../../lab/die-with-parent.ts';
 
 const macDiffJob = checkJob(macDiffCheck);
 
@@ -203,6 +204,7 @@ class OwnRedis {
   }
   async start(): Promise<void> {
     this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', this.dir, '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+    dieWithParent(this.child);
     await waitUntil(() => redisAnswers(this.url, 200), 10_000, 50);
   }
   async kill(): Promise<void> {
