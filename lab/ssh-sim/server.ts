@@ -51,6 +51,8 @@ export interface SshSimServer {
   readonly authenticated: number;
   /** The user of each authenticated connection. */
   readonly users: string[];
+  /** Connections open now. */
+  readonly openConnections: number;
   /** Ends every open connection (a network drop, an sshd restart) and keeps listening. */
   dropConnections(): void;
   close(): Promise<void>;
@@ -126,6 +128,9 @@ export async function startSshServer(options: SshServerOptions): Promise<SshSimS
     },
     get users() {
       return state.users;
+    },
+    get openConnections() {
+      return connections.size;
     },
     dropConnections: () => {
       for (const c of connections) c.end();
