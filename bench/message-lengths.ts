@@ -32,7 +32,9 @@ export interface MessageLength {
 
 function stepLabel(step: LabStep): string {
   if (step.kind === 'command') return `/maas ${step.text}`;
-  return step.kind === 'click' ? `${step.user} clicks ${step.button}` : `(nobody typed) ${step.measured}`;
+  if (step.kind === 'click') return `${step.user} clicks ${step.button}`;
+  if (step.kind === 'alertmanager') return `(Alertmanager) ${step.webhook.alerts.map((a) => a.labels.alertname).join(', ')} ${step.webhook.status}`;
+  return `(nobody typed) ${step.measured}`;
 }
 
 const CHANNEL_NAME: Record<string, string> = { [LAB_CHANNELS.ops]: '#ops', [LAB_CHANNELS.alerts]: '#alerts' };

@@ -28,6 +28,7 @@ export async function startLabBot(options: { redisUrl: string; prefix: string; l
       SLACK_MODE: 'http',
       PORT: '0',
       REDIS_URL: options.redisUrl,
+      ALERTMANAGER_TOKEN: world.alertmanagerToken,
     };
     const runtime = await startRuntime({ role: 'serve', loaded, env, prefix: options.prefix, host: '127.0.0.1', log: options.log });
     const started = world;

@@ -1,4 +1,5 @@
 import { controllerWipesRecord, opentofuReplacesVm } from './lab-incidents.ts';
+import type { LabWebhook } from './alertmanager-webhook.ts';
 import { LAB_USERS, PROD_API, type LabWorld } from './lab-world.ts';
 
 export type LabUser = keyof typeof LAB_USERS;
@@ -36,7 +37,21 @@ export interface LabWorldStep {
   note?: string;
 }
 
-export type LabStep = LabCommandStep | LabClickStep | LabWorldStep;
+/** The lab plays Alertmanager: one webhook POSTed to the bot's /alertmanager; the alert channel must answer. */
+export interface LabAlertmanagerStep {
+  kind: 'alertmanager';
+  webhook: LabWebhook;
+  note?: string;
+}
+
+export type LabStep = LabCommandStep | LabClickStep | LabWorldStep | LabAlertmanagerStep;
+
+/** Alertmanager's KubeAPIDown for prod, grouped by alertname (its route's group_by). */
+const KUBE_API_DOWN = {
+  groupKey: '{}:{alertname="KubeAPIDown"}',
+  groupLabels: { alertname: 'KubeAPIDown' },
+  alerts: [{ labels: { alertname: 'KubeAPIDown', cluster: 'prod', severity: 'critical' }, fingerprint: '5c1e6f0a2b7d9e31', summary: 'The API server of prod does not answer' }],
+};
 
 /** The scripted conversation, in order. Later work appends its commands here. */
 export const labScript: LabStep[] = [
@@ -82,5 +97,15 @@ export const labScript: LabStep[] = [
     happen: (world) => opentofuReplacesVm(world, 'site-a-node2', '52:54:00:a7:5e:02'),
     measured: "site-a's replaced VM alerted",
     note: "Seed 001's cause again, with nobody typing: an OpenTofu replace undefines site-a-node2 and defines it with a new MAC; site-a's VM host watch (virsh event) sees it and mac-diff alerts at once",
+  },
+  {
+    kind: 'alertmanager',
+    webhook: { ...KUBE_API_DOWN, status: 'firing' },
+    note: "Alertmanager's own alert: KubeAPIDown fires for prod (the lab POSTs Alertmanager's webhook, with its bearer token); the bot answers with prod's dns-check, no command typed",
+  },
+  {
+    kind: 'alertmanager',
+    webhook: { ...KUBE_API_DOWN, status: 'resolved' },
+    note: 'Alertmanager resolves the same group: the bot says so where it answered',
   },
 ];

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,8 @@ export const SITE_B_CANARY = 'site-b-node10';
 
 /** prod's API name as site-a's resolver still serves it after the wipe: the old answer, cached. */
 export const PROD_API = { fqdn: 'prod-k8s.maas.example', ips: ['10.11.135.36'], cacheTtl: 300 };
+/** The lab's one alertmanager.routes entry: KubeAPIDown names its cluster in the `cluster` label. */
+export const LAB_ALERTMANAGER_ROUTE = { match: { alertname: 'KubeAPIDown' }, check: 'dns-check', targetLabel: 'cluster' } as const;
 
 /**
  * MAAS's witnesses of site-b's drift: site-b's rack saw node1's regenerated MAC as an unknown
@@ -97,6 +100,8 @@ export interface LabWorld {
   /** site-b's forwarder, started by fix-resolver's install step. */
   forwarder: LabForwarder;
   vmHosts: SimVmHost[];
+  /** ALERTMANAGER_TOKEN for the bot: the lab script plays Alertmanager with it. */
+  alertmanagerToken: string;
   close(): Promise<void>;
 }
 
@@ -197,10 +202,12 @@ export async function startLabWorld(options: LabWorldOptions = {}): Promise<LabW
       sites,
       clusters,
       repair: { commissionPollInterval: '1s' },
+      // Alertmanager's "the API server is down" is answered with the cluster's dns-check.
+      alertmanager: { routes: [LAB_ALERTMANAGER_ROUTE] },
     });
     const configPath = join(dir, 'maas-chatops.yaml');
     writeFileSync(configPath, configText, { mode: 0o600 });
-    return { configPath, configText, env, maas, kube, racks, forwarder, vmHosts, close };
+    return { configPath, configText, env, maas, kube, racks, forwarder, vmHosts, alertmanagerToken: randomBytes(24).toString('base64url'), close };
   } catch (err) {
     await close();
     throw err;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describeError } from '../src/core/errors.ts';
 import { createLogger } from '../src/core/log.ts';
-import { labScript, type LabClickStep, type LabCommandStep, type LabStep, type LabWorldStep } from './lab-script.ts';
+import { postWebhook } from './alertmanager-webhook.ts';
+import { labScript, type LabAlertmanagerStep, type LabClickStep, type LabCommandStep, type LabStep, type LabWorldStep } from './lab-script.ts';
 import { startLabBot, type LabBot } from './lab-bot.ts';
 import { LAB_CHANNELS, LAB_USERS, type LabWorld } from './lab-world.ts';
 import { findOrStartRedis, type RedisHandle } from './private-redis.ts';
@@ -28,6 +29,12 @@ interface LabSession {
   emulator: SlackEmulator;
   appUrl: string;
   world: LabWorld;
+}
+
+/** What a step prints around its transcript: `lead` before it, `measured` after it. */
+interface StepLines {
+  lead?: string;
+  measured?: string;
 }
 
 function lastSeq(emulator: SlackEmulator): number {
@@ -111,21 +118,44 @@ async function runWorldStep(s: LabSession, step: LabWorldStep): Promise<string> 
   return `⏱ ${step.measured} ${seconds.toFixed(1)} s after it happened (no command typed)`;
 }
 
+/** Alertmanager notifies: the webhook is POSTed and the alert channel must answer (a post or a thread reply). */
+async function runAlertmanagerStep(s: LabSession, step: LabAlertmanagerStep, fromSeq: number): Promise<StepLines> {
+  const { webhook } = step;
+  const before = alertActivity(s.emulator);
+  const res = await postWebhook(s.appUrl, s.world.alertmanagerToken, webhook);
+  const labels = webhook.alerts.map((a) => Object.entries(a.labels).map(([k, v]) => `${k}=${v}`).join(' ')).join('; ');
+  const lead = `Alertmanager: POST /alertmanager (webhook v4, ${webhook.status}: ${labels}; group ${webhook.groupKey}) → ${res.status} ${JSON.stringify(res.body)}`;
+  if (res.status !== 200) throw new Error(`${lead}: the bot refused the webhook`);
+  await s.emulator.waitFor((e) => alertActivity(e) > before, { timeoutMs: STEP_TIMEOUT_MS, description: `the alert channel after Alertmanager's ${webhook.status} webhook` });
+  await settle(() => alertActivity(s.emulator), 1_600);
+  if (webhook.status !== 'firing') return { lead };
+  const answer = s.emulator.channelMessages(LAB_CHANNELS.alerts).find((m) => m.seq >= fromSeq && m.text.startsWith('Alertmanager '));
+  const where = !answer ? 'no answer seen in #alerts' : answer.threadTs ? "answered in the thread of the bot's own open alert for that cluster" : 'answered with a post of its own in #alerts';
+  return { lead, measured: `↪ ${where}` };
+}
+
+async function runStepKind(s: LabSession, step: LabStep, fromSeq: number): Promise<StepLines> {
+  if (step.kind === 'command') await runCommandStep(s, step);
+  else if (step.kind === 'click') await runClickStep(s, step);
+  else if (step.kind === 'world') return { measured: await runWorldStep(s, step) };
+  else return runAlertmanagerStep(s, step, fromSeq);
+  return {};
+}
+
 async function runStep(s: LabSession, step: LabStep, io: LabIo): Promise<void> {
   const from = lastSeq(s.emulator) + 1;
   if (step.note) io.out(`\n──── ${step.note} ────`);
-  let measured: string | undefined;
+  let lines: StepLines = {};
   try {
-    if (step.kind === 'command') await runCommandStep(s, step);
-    else if (step.kind === 'click') await runClickStep(s, step);
-    else measured = await runWorldStep(s, step);
+    lines = await runStepKind(s, step, from);
   } catch (err) {
     io.err(`lab: ${describeError(err)}`);
   }
   // Give in-flight posts (thread replies after a result) a moment to land before printing.
   await new Promise((r) => setTimeout(r, 150));
+  if (lines.lead) io.out(lines.lead);
   io.out(renderTranscript(s.emulator, NAMES, from));
-  if (measured) io.out(measured);
+  if (lines.measured) io.out(lines.measured);
 }
 
 /** Called after each step with the emulator and the first record seq of that step (bench/message-lengths.ts measures from it). */

@@ -67,6 +67,28 @@ describe('npm run lab', () => {
     expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
   });
 
+  it("answers Alertmanager's KubeAPIDown for prod with prod's dns-check verdict in #alerts, once, and says the resolve where it answered", () => {
+    const emulator = run.emulator!;
+    const channel = run.out.join('\n');
+    expect(channel).toMatch(/Alertmanager: POST \/alertmanager \(webhook v4, firing: alertname=KubeAPIDown cluster=prod .*\) → 200 \{"checks":1,/);
+    const alerts = emulator.channelMessages(LAB_CHANNELS.alerts);
+    const answers = alerts.filter((m) => linesOf(m).some((l) => l.startsWith('*Alertmanager:* KubeAPIDown')));
+    expect(answers).toHaveLength(1);
+    const answer = answers[0]!;
+    expect(linesOf(answer).join('\n')).toMatch(/answered with `dns-check prod`[\s\S]*CRITICAL · dns-check prod\n\*API record WIPED, empty-set hash cached/);
+    // In the thread of the bot's own open alert for prod (the wipe's), or a post of its own: either way in #alerts, and printed as it happened.
+    const place = answer.threadTs ?? answer.ts;
+    if (answer.threadTs) {
+      const parent = alerts.find((m) => m.ts === answer.threadTs);
+      expect(linesOf(parent!.updates.at(-1) ?? parent!)[0]).toMatch(/dns-check prod: /);
+      expect(channel).toContain("↪ answered in the thread of the bot's own open alert for that cluster");
+    } else {
+      expect(channel).toContain('↪ answered with a post of its own in #alerts');
+    }
+    const resolved = alerts.filter((m) => m.text.startsWith(':white_check_mark: Alertmanager resolved KubeAPIDown'));
+    expect(resolved.map((m) => m.threadTs)).toEqual([place]);
+  });
+
   it('holds every message in a channel, as posted and as edited (answers, plans, alerts), to the same limits', () => {
     const emulator = run.emulator!;
     const main = emulator.messages.filter((m) => !m.threadTs && !m.ephemeral);
