@@ -1,6 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { dieWithParent } from './die-with-parent.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
 export interface RedisHandle {
@@ -48,11 +51,16 @@ export function hasRedisServer(env: NodeJS.ProcessEnv = process.env): boolean {
 /** Starts a throwaway redis-server on a free (or the given) loopback port, without persistence unless asked. */
 export async function startPrivateRedis(requestedPort?: number, options: PrivateRedisOptions = {}): Promise<RedisHandle> {
   const port = requestedPort ?? (await freePort());
-  const persistence = options.appendOnlyDir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.appendOnlyDir] : ['--appendonly', 'no'];
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--maxmemory-policy', 'noeviction'], {
+  // Always a directory of its own: a replica writes the primary's snapshot to dump.rdb in its
+  // directory even with --save '', and the default is the caller's working directory (the checkout).
+  const scratch = options.appendOnlyDir ? undefined : mkdtempSync(join(tmpdir(), 'maas-chatops-redis-'));
+  const dir = options.appendOnlyDir ?? (scratch as string);
+  const persistence = options.appendOnlyDir ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...persistence, '--maxmemory-policy', 'noeviction'], {
     stdio: 'ignore',
   });
   dieWithParent(child);
+  if (scratch) child.once('exit', () => rmSync(scratch, { recursive: true, force: true }));
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     if (await redisAnswers(url, 200)) break;
