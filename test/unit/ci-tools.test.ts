@@ -28,8 +28,8 @@ function programsRun(): Set<string> {
 
 /** Run by the tests only when installed (the deploy test's comparison). */
 const OPTIONAL = new Set(['kubectl']);
-/** Debian's essential packages: on every machine, never installed by hand. */
-const ESSENTIAL = new Set(['sh']);
+/** Debian's essential packages (dash, coreutils): on every machine, never installed by hand. */
+const ESSENTIAL = new Set(['sh', 'sleep']);
 /** Run inside the fix-resolver tests' shell rather than spawned by name. */
 const BY_SHELL = ['ps'];
 
