@@ -123,14 +123,16 @@ describe('MAAS faults: retried with backoff, then PROBE_FAILED', () => {
   it('timeouts are retried, then PROBE_FAILED says MAAS did not answer', async () => {
     const { ctx, client, lab: l } = await labWithClient({ retries: 1, timeoutMs: 150 });
     l.maas.resetCalls();
-    l.maas.setLatency(1_000);
+    // undici runs headersTimeout on its coarse timer (lib/util/timers.js, RESOLUTION_MS 1000): a 150 ms timeout can fire
+    // up to about a second late, so an answer 1 s late sometimes won the race. 5 s late cannot.
+    l.maas.setLatency(5_000);
     const [report] = await macDiffJob.run(ctx, { target: 'site-b' });
     l.maas.setLatency(0);
     await client.close();
     expect(report?.status).toBe('error');
     expect(code(report!, 'PROBE_FAILED')[0]?.evidence.reason).toMatch(/did not answer .* within 150 ?ms \(2 attempts\)/);
     expect(l.maas.calls.filter((c) => !c.op)).toHaveLength(2);
-    record('MAAS timeouts', `every answer 1 s late, client timeout 150 ms → ${l.maas.calls.length} requests (2 attempts each), PROBE_FAILED`);
+    record('MAAS timeouts', `every answer 5 s late, client timeout 150 ms → ${l.maas.calls.length} requests (2 attempts each), PROBE_FAILED`);
   });
 });
 
