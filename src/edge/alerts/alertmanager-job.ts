@@ -9,6 +9,8 @@ import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
 import type { AlertMessage } from './alert-message.ts';
 import type { AlertSender } from './alert-sender.ts';
 import type { AlertStore } from './alert-store.ts';
+import type { HeldLock } from './redis-lock.ts';
+import { SCAN_CHECKS } from './scan-checks.ts';
 import { registeredCheckJob, runCheck } from './scan-job.ts';
 
 export const ALERTMANAGER_JOB = 'alertmanager';
@@ -85,18 +87,30 @@ const PLACE_LOCK_TTL_MS = 30_000;
 const PLACE_LOCK_WAIT_MS = 30_000;
 
 /**
- * A reply in the thread of the bot's own open alert for the target (same check first), else a
- * post of its own. It holds the alert reconcile lock of (check, target) while it looks: a scan
- * that is posting that alert (the message, then its evidence) saves the message's ts only at the
- * end, and an answer placed in between would miss the thread and post a second top-level message.
+ * A reply in the thread of the bot's own open alert for the target (same check first, else any
+ * other check's: the on-call engineer reads one incident per target), else a post of its own.
+ * It holds the alert reconcile lock of every check that can raise an alert on that target while
+ * it looks: a scan that is posting its alert (the message, then its evidence) saves the message's
+ * ts only at the end, and an answer placed in between would miss that thread and post a second
+ * top-level message. The locks are taken in one order (by name), so two answers never deadlock;
+ * a reconcile holds only one of them at a time.
  */
 async function place(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, message: AlertMessage): Promise<GroupMessage> {
-  const lock = await deps.store.reconcileLock(data.check, data.target, PLACE_LOCK_TTL_MS, PLACE_LOCK_WAIT_MS);
+  const locks: HeldLock[] = [];
   try {
+    for (const check of alertingChecks(data.check)) {
+      const lock = await deps.store.reconcileLock(check, data.target, PLACE_LOCK_TTL_MS, PLACE_LOCK_WAIT_MS);
+      if (lock) locks.push(lock);
+    }
     return await placeUnderLock(deps, data, message);
   } finally {
-    await lock?.release();
+    for (const lock of locks.reverse()) await lock.release();
   }
+}
+
+/** The checks whose alerts an answer may go under: every scanned check, and the route's own. */
+function alertingChecks(routeCheck: string): string[] {
+  return [...new Set([routeCheck, ...Object.keys(SCAN_CHECKS)])].sort();
 }
 
 async function placeUnderLock(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, message: AlertMessage): Promise<GroupMessage> {
