@@ -252,7 +252,24 @@ function formatIssue(issue: Issue): string {
     return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   }
   if (isMissing(issue)) return `${where}: missing (a ${issue.code === 'invalid_type' ? issue.expected : 'value'} is required here)`;
+  if (issue.code === 'invalid_type') return `${where}: must be ${TYPE_WORDS[issue.expected] ?? `a ${issue.expected}`}, not ${receivedOf(issue.message)}`;
+  if (issue.code === 'invalid_format' && issue.format === 'url') return `${where}: must be a URL such as http://10.11.130.11:5240/MAAS (a scheme, a host and a path)`;
   return `${where}: ${issue.message}`;
+}
+
+/** What a YAML writer calls each shape zod expects. */
+const TYPE_WORDS: Record<string, string> = {
+  array: 'a list ([a, b] or one "- item" a line)',
+  object: 'a mapping (indented key: value lines, or { key: value })',
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+};
+
+/** zod says "expected array, received string": the part after "received", as YAML would call it. */
+function receivedOf(message: string): string {
+  const received = /received (\w+)/.exec(message)?.[1] ?? 'that';
+  return received === 'object' ? 'a mapping' : received === 'array' ? 'a list' : received === 'null' ? 'empty' : `a ${received}`;
 }
 
 function hintFor(issue: Issue): string {
@@ -488,13 +505,16 @@ function checkReferences(config: Config, path: string): void {
   }
   for (const [name, cluster] of Object.entries(config.clusters)) {
     const view = cluster.clientView;
-    if (view?.via !== 'rack') continue;
+    if (!view) continue;
     const where = `${path}: clusters.${name}.clientView`;
-    if (!view.site) throw new ConfigError(`${where}.site: required when via is rack`, 'Name the site whose rack runs dig (its rack.ssh is used), or set via: direct');
-    if (!config.sites[view.site]) {
+    // A site that does not exist is a typo whatever via says: with via: direct it would be silently ignored.
+    if (view.site && !config.sites[view.site]) {
       const sites = Object.keys(config.sites);
-      throw new ConfigError(`${where}.site: no site "${view.site}"; ${sites.length ? `known: ${sites.join(', ')}` : 'no sites are configured'}`, 'Name a site under sites: whose rack runs dig, or set clientView.via: direct');
+      const fix = view.via === 'rack' ? 'Name a site under sites: whose rack runs dig, or set clientView.via: direct' : 'Name a site under sites:, or remove clientView.site (via: direct asks from the bot and uses no site)';
+      throw new ConfigError(`${where}.site: no site "${view.site}"; ${sites.length ? `known: ${sites.join(', ')}` : 'no sites are configured'}`, fix);
     }
+    if (view.via !== 'rack') continue;
+    if (!view.site) throw new ConfigError(`${where}.site: required when via is rack`, 'Name the site whose rack runs dig (its rack.ssh is used), or set via: direct');
     if (!config.sites[view.site]?.rack?.ssh) {
       throw new ConfigError(`${where}.site: site "${view.site}" has no rack.ssh to run dig on`, `Add sites.${view.site}.rack.ssh, or set clientView.via: direct`);
     }

@@ -152,6 +152,16 @@ describe('config', () => {
     expect(err.message).toMatch(/^test\.yaml:1:\d+: malformed YAML/);
   });
 
+  it('says in YAML words what a value of the wrong shape should be, never zod\'s "Invalid input"', () => {
+    const list = errorOf(() => parse(valid.replace('commandChannels: [C0OPS]', 'commandChannels: C0OPS')));
+    expect(list.message).toBe('test.yaml: slack.commandChannels: must be a list ([a, b] or one "- item" a line), not a string');
+    const flag = errorOf(() => parse(valid.replace('  approvalTtl: 10m', '  approvalTtl: 10m\n  selfApproval: nope')));
+    expect(flag.message).toBe('test.yaml: slack.selfApproval: must be true or false, not a string');
+    const url = errorOf(() => parse(valid.replace(/url: \S+/, 'url: 10.11.130.11')));
+    expect(url.message).toBe('test.yaml: maas.region-a.url: must be a URL such as http://10.11.130.11:5240/MAAS (a scheme, a host and a path)');
+    for (const e of [list, flag, url]) expect(e.describe()).not.toMatch(/Invalid|expected \w+, received/);
+  });
+
   it('names the key and the fix for a missing key, a YAML error, a bad CIDR, an unknown clientView site and a site named like a cluster', () => {
     const missing = errorOf(() => parse(valid.replace('    apiKey: env:MAAS_KEY\n', '')));
     expect(missing.describe()).toBe('test.yaml: maas.region-a.apiKey: missing (a string is required here). Add apiKey: under maas.region-a; docs/configuration.md shows an example');
@@ -169,6 +179,9 @@ describe('config', () => {
 
     const view = errorOf(() => parse(valid.replace('    kube: { namespace: capi }', '    kube: { namespace: capi }\n    clientView: { resolver: 10.0.0.53, via: rack, site: site-x }')));
     expect(view.describe()).toBe('test.yaml: clusters.prod.clientView.site: no site "site-x"; known: site-b. Name a site under sites: whose rack runs dig, or set clientView.via: direct');
+
+    const direct = errorOf(() => parse(valid.replace('    kube: { namespace: capi }', '    kube: { namespace: capi }\n    clientView: { resolver: 10.0.0.53, site: site-x }')));
+    expect(direct.describe()).toBe('test.yaml: clusters.prod.clientView.site: no site "site-x"; known: site-b. Name a site under sites:, or remove clientView.site (via: direct asks from the bot and uses no site)');
 
     const clash = errorOf(() => parse(valid.replace('  prod:\n    maas: region-a', '  site-b:\n    maas: region-a')));
     expect(clash.describe()).toBe('test.yaml: clusters.site-b: a site is also named "site-b". Rename one of them: commands take a site or a cluster by name (/maas silence site-b would mute both)');
