@@ -83,6 +83,15 @@ describe('docs/operations.md', () => {
     }
   });
 
+  it('says how to turn on Alertmanager in the manifests: the token in the env Secret, the bot Service\'s URL', () => {
+    const section = operations.slice(operations.indexOf('## Alertmanager'), operations.indexOf('## Health endpoints'));
+    expect(section).toContain('`ALERTMANAGER_TOKEN`');
+    expect(section).toContain('`maas-chatops-env`');
+    expect(section).toContain('http://maas-chatops-bot.maas-chatops.svc/alertmanager');
+    expect(readFileSync(join(ROOT, 'deploy/bot.yaml'), 'utf8')).toMatch(/kind: Service\nmetadata:\n  name: maas-chatops-bot\n  namespace: maas-chatops\n[\s\S]*port: 80, targetPort: http/);
+    expect(readFileSync(join(ROOT, 'deploy/secret.yaml'), 'utf8')).toContain('ALERTMANAGER_TOKEN');
+  });
+
   it('gives the exact Redis ACL rule the failover and TLS tests run under, and says Cluster is not supported', () => {
     expect(operations).toContain(`\n${botAclLine('maas-chatops', '<password>', 'maas-chatops')}\n`);
     expect(operations).toMatch(/^### Redis Cluster is not supported$/m);
