@@ -88,7 +88,7 @@ describe('docs/operations.md', () => {
     expect(section).toContain('`ALERTMANAGER_TOKEN`');
     expect(section).toContain('`maas-chatops-env`');
     expect(section).toContain('http://maas-chatops-bot.maas-chatops.svc/alertmanager');
-    expect(readFileSync(join(ROOT, 'deploy/bot.yaml'), 'utf8')).toMatch(/kind: Service\nmetadata:\n  name: maas-chatops-bot\n  namespace: maas-chatops\n[\s\S]*port: 80, targetPort: http/);
+    expect(readFileSync(join(ROOT, 'deploy/bot.yaml'), 'utf8')).toMatch(/kind: Service\nmetadata:\n {2}name: maas-chatops-bot\n {2}namespace: maas-chatops\n[\s\S]*port: 80, targetPort: http/);
     expect(readFileSync(join(ROOT, 'deploy/secret.yaml'), 'utf8')).toContain('ALERTMANAGER_TOKEN');
   });
 
