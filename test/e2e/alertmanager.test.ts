@@ -6,6 +6,8 @@ import { startRuntime, type Runtime } from '../../src/main.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator } from '../../lab/kube-sim/index.ts';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator } from '../../lab/maas-sim/index.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
+import { blocksText } from '../../lab/transcript.ts';
+import { ANSWER_LIMITS } from '../../src/edge/slack/answer-render.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 // Real parts: `serve` (the Bolt HTTP listener and a worker) on loopback, Redis, the Slack Web API
@@ -118,6 +120,9 @@ describe('POST /alertmanager: every alert answered with its check', () => {
     const [message] = w.alerts();
     expect(textOf(message!)).toContain('API record WIPED, empty-set hash cached');
     expect(textOf(message!)).toContain('KubeAPIDown');
+    const lines = blocksText(message!.blocks ?? []);
+    expect(lines.length, lines.join('\n')).toBeLessThanOrEqual(ANSWER_LIMITS.maxLines);
+    expect(lines.join('\n').length).toBeLessThanOrEqual(ANSWER_LIMITS.maxChars);
 
     // Alertmanager resends the same group (repeat_interval, or both members of an HA pair): one check.
     expect((await w.post(webhook([kubeDown('a1')]))).body).toMatchObject({ checks: 0, duplicates: 1 });
@@ -128,10 +133,13 @@ describe('POST /alertmanager: every alert answered with its check', () => {
     expect(w.alerts()).toHaveLength(1);
     expect(textOf(w.alerts()[0]!)).toContain('2 firing');
 
+    // The answer is a channel answer's size; every finding, whole, is in its thread.
+    const evidence = () => w.emulator.messages.filter((m) => m.threadTs === message!.ts && /DNS_EMPTY_HASH_CACHED/.test(JSON.stringify(m)));
+    expect(evidence().length).toBeGreaterThan(0);
+    const resolvedReply = (m: { threadTs?: string; text: string }) => m.threadTs === message!.ts && m.text.includes('Alertmanager resolved KubeAPIDown');
     await w.post(webhook([kubeDown('a1', 'resolved'), kubeDown('a2', 'resolved')], 'resolved'));
-    await waitUntil(() => w.emulator.messages.some((m) => m.threadTs === message!.ts), 20_000);
-    const reply = w.emulator.messages.find((m) => m.threadTs === message!.ts);
-    expect(reply?.text).toContain('Alertmanager resolved KubeAPIDown');
+    await waitUntil(() => w.emulator.messages.some(resolvedReply), 20_000);
+    expect(w.emulator.messages.filter(resolvedReply)).toHaveLength(1);
     expect(w.alerts()).toHaveLength(1);
   }, 60_000);
 

@@ -75,7 +75,8 @@ describe('npm run lab', () => {
     const answers = alerts.filter((m) => linesOf(m).some((l) => l.startsWith('*Alertmanager:* KubeAPIDown')));
     expect(answers).toHaveLength(1);
     const answer = answers[0]!;
-    expect(linesOf(answer).join('\n')).toMatch(/answered with `dns-check prod`[\s\S]*CRITICAL · dns-check prod\n\*API record WIPED, empty-set hash cached/);
+    expect(linesOf(answer).join('\n')).toMatch(/answered with `dns-check prod`.*\n:red_circle: \*CRITICAL\* · dns-check prod: API record WIPED, empty-set hash cached/);
+    expect(linesOf(answer).length).toBeLessThanOrEqual(ANSWER_LIMITS.maxLines);
     // In the thread of the bot's own open alert for prod (the wipe's), or a post of its own: either way in #alerts, and printed as it happened.
     const place = answer.threadTs ?? answer.ts;
     if (answer.threadTs) {

@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { UsageError } from '../../core/errors.ts';
+import { describeError, UsageError } from '../../core/errors.ts';
 import { redactDeep, type Redactor } from '../../core/redact.ts';
 import type { Report } from '../../core/report.ts';
-import type { JobData, JobDefinition } from '../../engine/job-types.ts';
-import { renderReport } from '../slack/render.ts';
+import type { JobContext, JobData, JobDefinition } from '../../engine/job-types.ts';
+import type { Logger } from '../../core/log.ts';
+import { renderAnswer } from '../slack/answer-render.ts';
+import { renderEvidence } from '../slack/evidence-thread.ts';
 import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
 import type { AlertMessage } from './alert-message.ts';
 import type { AlertSender } from './alert-sender.ts';
 import type { AlertStore } from './alert-store.ts';
-import type { HeldLock } from './redis-lock.ts';
+import { waitForLock, type HeldLock } from './redis-lock.ts';
 import { SCAN_CHECKS } from './scan-checks.ts';
 import { registeredCheckJob, runCheck } from './scan-job.ts';
 
@@ -28,6 +30,12 @@ interface GroupMessage {
   channel: string;
   ts: string;
   threadTs?: string;
+}
+
+/** The answer posted, and the report whose evidence its thread still needs (saved first, posted after). */
+interface Placement {
+  placed: GroupMessage;
+  evidence?: Report;
 }
 
 export interface AlertmanagerJobDeps {
@@ -55,32 +63,46 @@ export function createAlertmanagerJob(deps: AlertmanagerJobDeps): JobDefinition<
       const definition = find(data.check);
       if (!definition) throw new UsageError(`no check "${data.check}" is registered`, 'Fix alertmanager.routes: check names a check (dns-check, resolver-check, mac-diff, dhcp-check)');
       const key = groupKeyOf(deps.store, data);
-      const known = await readGroup(deps.store.redis, key);
       const log = ctx.log.child({ component: 'alertmanager', groupKey: data.groupKey, check: data.check, target: data.target, status: data.status });
-      if (data.status === 'resolved') {
-        if (known) {
-          await deps.sender.post(known.channel, { text: resolvedLine(data), threadTs: known.threadTs ?? known.ts });
-          await deps.store.redis.del(key);
-        }
-        log.info({ told: Boolean(known) }, 'alertmanager group resolved');
-        return [];
+      // One job of a group at a time: a group that changes while its first answer is being posted
+      // updates that answer once it is saved, rather than posting a second one.
+      const lock = await waitForLock(deps.store.redis, `${key}:lock`, GROUP_LOCK_TTL_MS, GROUP_LOCK_WAIT_MS);
+      try {
+        return await answerGroup(deps, ctx, data, definition, key, log);
+      } finally {
+        await lock?.release();
       }
-      const reports = redactDeep(await runCheck(ctx, definition, data.check, data.target), deps.redact);
-      if (!deps.channel) {
-        log.warn({ verdict: reports[0]?.verdict }, 'alertmanager group checked; slack.alertChannel is not set, so nothing is posted');
-        return reports;
-      }
-      const message = renderAnswer(data, reports);
-      if (known) {
-        await deps.sender.update(known.channel, known.ts, message);
-      } else {
-        const placed = await place(deps, data, message);
-        await deps.store.redis.set(key, JSON.stringify(placed), 'EX', GROUP_TTL_S);
-      }
-      log.info({ updated: Boolean(known), verdict: reports[0]?.verdict }, 'alertmanager group answered');
-      return reports;
     },
   };
+}
+
+const GROUP_LOCK_TTL_MS = 30_000;
+const GROUP_LOCK_WAIT_MS = 120_000;
+
+async function answerGroup(deps: AlertmanagerJobDeps, ctx: JobContext, data: AlertmanagerJobData, definition: JobDefinition, key: string, log: Logger): Promise<Report[]> {
+  const known = await readGroup(deps.store.redis, key);
+  if (data.status === 'resolved') {
+    if (known) {
+      await deps.sender.post(known.channel, { text: resolvedLine(data), threadTs: known.threadTs ?? known.ts });
+      await deps.store.redis.del(key);
+    }
+    log.info({ told: Boolean(known) }, 'alertmanager group resolved');
+    return [];
+  }
+  const reports = redactDeep(await runCheck(ctx, definition, data.check, data.target), deps.redact);
+  if (!deps.channel) {
+    log.warn({ verdict: reports[0]?.verdict }, 'alertmanager group checked; slack.alertChannel is not set, so nothing is posted');
+    return reports;
+  }
+  if (known) {
+    await deps.sender.update(known.channel, known.ts, renderGroupAnswer(data, reports));
+  } else {
+    const { placed, evidence } = await place(deps, data, reports);
+    await deps.store.redis.set(key, JSON.stringify(placed), 'EX', GROUP_TTL_S);
+    if (evidence) await postEvidence(deps, placed.channel, placed.threadTs ?? placed.ts, evidence, log);
+  }
+  log.info({ updated: Boolean(known), verdict: reports[0]?.verdict }, 'alertmanager group answered');
+  return reports;
 }
 
 const PLACE_LOCK_TTL_MS = 30_000;
@@ -95,14 +117,14 @@ const PLACE_LOCK_WAIT_MS = 30_000;
  * top-level message. The locks are taken in one order (by name), so two answers never deadlock;
  * a reconcile holds only one of them at a time.
  */
-async function place(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, message: AlertMessage): Promise<GroupMessage> {
+async function place(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, reports: readonly Report[]): Promise<Placement> {
   const locks: HeldLock[] = [];
   try {
     for (const check of alertingChecks(data.check)) {
       const lock = await deps.store.reconcileLock(check, data.target, PLACE_LOCK_TTL_MS, PLACE_LOCK_WAIT_MS);
       if (lock) locks.push(lock);
     }
-    return await placeUnderLock(deps, data, message);
+    return await placeUnderLock(deps, data, reports);
   } finally {
     for (const lock of locks.reverse()) await lock.release();
   }
@@ -113,16 +135,32 @@ function alertingChecks(routeCheck: string): string[] {
   return [...new Set([routeCheck, ...Object.keys(SCAN_CHECKS)])].sort();
 }
 
-async function placeUnderLock(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, message: AlertMessage): Promise<GroupMessage> {
+/**
+ * The answer is held to a channel answer's shape (the verdict, one line per finding, the next
+ * step); its evidence follows in the thread, unless it sits under the same check's alert, whose
+ * thread holds that evidence already.
+ */
+async function placeUnderLock(deps: AlertmanagerJobDeps, data: AlertmanagerJobData, reports: readonly Report[]): Promise<Placement> {
   const open = (await deps.store.open()).filter((r) => r.target === data.target && r.channel && r.ts);
   const alert = open.find((r) => r.check === data.check) ?? open[0];
-  if (alert?.channel && alert.ts) {
-    const { ts } = await deps.sender.post(alert.channel, { ...message, threadTs: alert.ts });
-    return { channel: alert.channel, ts, threadTs: alert.ts };
+  const sameCheck = alert?.check === data.check;
+  const message = renderGroupAnswer(data, reports, sameCheck ? "the evidence is in this alert's thread" : undefined);
+  const placed: GroupMessage =
+    alert?.channel && alert.ts
+      ? { channel: alert.channel, ts: (await deps.sender.post(alert.channel, { ...message, threadTs: alert.ts })).ts, threadTs: alert.ts }
+      : { channel: deps.channel as string, ts: (await deps.sender.post(deps.channel as string, message)).ts };
+  return { placed, ...(!sameCheck && reports[0]?.findings.length ? { evidence: reports[0] } : {}) };
+}
+
+/** Every finding whole, in the answer's thread; a failure is logged, the answer stands. */
+async function postEvidence(deps: AlertmanagerJobDeps, channel: string, threadTs: string, report: Report, log: Logger): Promise<void> {
+  const { messages, files } = renderEvidence(report);
+  try {
+    for (const message of messages) await deps.sender.post(channel, { ...message, threadTs });
+    for (const file of files) await deps.sender.upload?.(channel, threadTs, file);
+  } catch (err) {
+    log.warn({ err: describeError(err) }, "could not post the evidence of an Alertmanager answer in its thread");
   }
-  const channel = deps.channel as string;
-  const { ts } = await deps.sender.post(channel, message);
-  return { channel, ts };
 }
 
 function groupKeyOf(store: AlertStore, data: AlertmanagerJobData): string {
@@ -139,11 +177,11 @@ function names(data: AlertmanagerJobData): string {
   return [...new Set(data.alerts.map((a) => a.alertname || '(no alertname)'))].join(', ');
 }
 
-function renderAnswer(data: AlertmanagerJobData, reports: readonly Report[]): AlertMessage {
+function renderGroupAnswer(data: AlertmanagerJobData, reports: readonly Report[], evidenceNote?: string): AlertMessage {
   const [report] = reports;
   const firing = data.alerts.filter((a) => a.status === 'firing').length;
   const intro = `*Alertmanager:* ${escapeMrkdwn(names(data))} · ${firing} firing · answered with \`${data.check} ${data.target}\` (group ${codeSpan(data.groupKey, 120)})`;
-  const body = report ? renderReport(report, { reserveBlocks: 1 }).blocks : [];
+  const body = report ? renderAnswer(report, evidenceNote ? { evidenceNote } : {}).blocks : [];
   const verdict = report?.verdict ?? 'no result';
   return {
     text: clipText(escapeMrkdwn(`Alertmanager ${names(data)}: ${data.check} ${data.target} says ${verdict}`), 3000),
