@@ -81,7 +81,7 @@ export const labScript: LabStep[] = [
   { kind: 'command', user: 'operator', text: 'fix-dns prod', expect: 'report', note: 'The DNS repair: the running control plane back on the record, the hash cache made consistent' },
   { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 2 },
   { kind: 'command', user: 'operator', text: 'dns-check prod', expect: 'report' },
-  { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: "The next scan marks site-b's alert resolved (prod's resolved by itself: the watch saw fix-dns change the hash and re-checked)" },
+  { kind: 'command', user: 'operator', text: 'scan site-b', expect: 'alert', note: "The next scan marks site-b's MAC alert resolved; its resolver alert stays open until the resolver repair below (prod's resolved by itself: the watch saw fix-dns change the hash and re-checked)" },
   { kind: 'command', user: 'operator', text: 'fix-resolver site-b', expect: 'report', note: "The resolver repair: the rack's forwarder (installed by the configured command), then the subnet's DNS in MAAS" },
   { kind: 'click', user: 'approver', button: 'Approve', expectMessages: 7, note: "Approved: forwarder started and verified from the rack, subnet changed and read back, the rack's dhcpd.conf rewritten by MAAS (IP range re-saved), resolver-check run again, then the canary commissioned to Ready" },
   { kind: 'command', user: 'operator', text: 'resolver-check site-b', expect: 'report', note: 'Nodes at site-b now resolve through the forwarder, and DHCP option 6 hands them only the forwarder' },

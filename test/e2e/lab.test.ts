@@ -64,6 +64,11 @@ describe('npm run lab', () => {
     // Nobody types: site-a's VM host watch sees an OpenTofu replace (Undefined, then Defined) and mac-diff alerts.
     expect(channel).toMatch(/⏱ site-a's replaced VM alerted \d+\.\d s after it happened \(no command typed\)/);
     expect(channel.slice(channel.indexOf("Seed 001's cause again"))).toMatch(/1 of 5 machines at site-a has drifted MACs/);
+    // What the scan after the MAC repair says it does is what it does: the MAC alert resolves, the resolver alert stays open.
+    const afterScan = channel.slice(channel.indexOf("──── The next scan marks site-b's MAC alert resolved"), channel.indexOf('──── The resolver repair'));
+    expect(afterScan).toMatch(/:white_check_mark: RESOLVED · mac-diff site-b/);
+    expect(afterScan).toMatch(/:red_circle: \*CRITICAL\* · resolver-check site-b: [^\n]*\n {2}Open for /);
+    expect(afterScan).not.toMatch(/RESOLVED · resolver-check site-b/);
     expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
   });
 

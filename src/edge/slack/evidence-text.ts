@@ -85,8 +85,20 @@ function itemText(v: unknown): string {
   return name === undefined ? rest.join(', ') : `${String(name)}${rest.length ? ` (${rest.join(', ')})` : ''}`;
 }
 
+/**
+ * A point in time the evidence keeps as a Unix timestamp (`writtenAt`, `dhcpdSince`: seconds, as
+ * `stat -c %Y` and `date +%s` print them), written as ISO 8601 so the message shows it like every
+ * other time (slack-dates.ts makes it a date token); the JSON report keeps the number.
+ */
+function pointInTime(key: string, value: unknown): string | undefined {
+  if (typeof value !== 'number' || !/(At|Since)$/.test(key)) return undefined;
+  const ms = value > 1e11 ? value : value * 1000;
+  if (ms < Date.UTC(2000, 0, 1) || ms > Date.UTC(2200, 0, 1)) return undefined;
+  return new Date(Math.round(ms)).toISOString().replace('.000Z', 'Z');
+}
+
 function pairsText(record: Record<string, unknown>, max: number): string {
-  const parts = Object.entries(record).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.map(itemText).join(' ') : itemText(v)}`);
+  const parts = Object.entries(record).map(([k, v]) => `${k}: ${pointInTime(k, v) ?? (Array.isArray(v) ? v.map(itemText).join(' ') : itemText(v))}`);
   return listText(parts, max, '; ');
 }
 

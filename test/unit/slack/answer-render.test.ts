@@ -71,6 +71,17 @@ describe('the answer in the channel', () => {
 });
 
 describe('the thread under it', () => {
+  it('shows a point in time the evidence keeps as Unix seconds (dhcpd.conf written at) as a date token like every other time', () => {
+    const served: Report = {
+      kind: 'resolver-check', target: 'site-b', status: 'ok', verdict: 'The resolver of site-b answers', startedAt: '2026-11-30T12:00:00.000Z', durationMs: 5,
+      findings: [{ code: 'RESOLVER_DHCP_SERVERS', severity: 'info', subject: 'site-b', summary: 'Nodes on 10.20.0.0/24 are handed DHCP option 6: 10.20.0.53', evidence: { subnet: '10.20.0.0/24', serving: { writtenAt: 1796039906, dhcpdSince: 1796039000 } } }],
+    };
+    const json = JSON.stringify(renderEvidence(served).messages);
+    expect(json).toContain('writtenAt: <!date^1796039906^{date_short_pretty} {time_secs}|2026-11-30 11:58:26 UTC>');
+    expect(json).toContain('dhcpdSince: <!date^1796039000^');
+    expect(json).not.toMatch(/writtenAt: 1796039906|dhcpdSince: 1796039000/);
+  });
+
   it('holds every finding whole, its evidence as labelled lines and each fix once, times as date tokens', () => {
     const thread = renderEvidence(wiped);
     expect(thread.files).toEqual([]);
