@@ -52,18 +52,19 @@ interface Posted {
   text: string;
 }
 
-/** Records every post; with `hold`, the first top-level one waits until `release()`. */
-function recordingSender(hold = false) {
+/** Records every post and edit; with `hold`, the first top-level post (or thread reply) waits until `release()`. */
+function recordingSender(hold?: 'top-level' | 'reply') {
   const posts: Posted[] = [];
+  const updates: string[] = [];
   let release: () => void = () => undefined;
   const gate = hold ? new Promise<void>((r) => (release = r)) : Promise.resolve();
   let holding = false;
   let held = false;
   const sender: AlertSender = {
     post: async (channel, message: AlertMessage & { threadTs?: string }) => {
-      if (!message.threadTs && !held) {
+      if (hold && (hold === 'reply') === Boolean(message.threadTs) && !held) {
         held = true;
-        holding = hold;
+        holding = true;
         await gate;
         holding = false;
       }
@@ -71,9 +72,11 @@ function recordingSender(hold = false) {
       posts.push({ channel, ts, text: message.text, ...(message.threadTs ? { threadTs: message.threadTs } : {}) });
       return { ts };
     },
-    update: async () => undefined,
+    update: async (_channel, ts) => {
+      updates.push(ts);
+    },
   };
-  return { sender, posts, release: () => release(), isHolding: () => holding };
+  return { sender, posts, updates, release: () => release(), isHolding: () => holding };
 }
 
 /** A worker's alert store that says which reconcile locks it asked for. */
@@ -102,14 +105,14 @@ function twoWorkers() {
   return { scanStore: new AlertStore(scanRedis, prefix), jobStore: new ObservedStore(jobRedis, prefix) };
 }
 
-function job(store: AlertStore, sender: AlertSender) {
-  return createAlertmanagerJob({ store, sender, channel: ALERTS, redact: createRedactor([]), findJob: (name) => (name === 'mac-diff' ? macDiff : undefined) });
+function job(store: AlertStore, sender: AlertSender, check: JobDefinition = macDiff) {
+  return createAlertmanagerJob({ store, sender, channel: ALERTS, redact: createRedactor([]), findJob: (name) => (name === 'mac-diff' ? check : undefined) });
 }
 
 describe("Alertmanager answers go in the thread of the bot's own open alert for the target", () => {
   it("waits for another check's alert that is being posted for the target, and answers in its thread instead of posting top-level", async () => {
     const { scanStore, jobStore } = twoWorkers();
-    const slack = recordingSender(true);
+    const slack = recordingSender('top-level');
     const reconciler = new AlertReconciler({ store: scanStore, sender: slack.sender, channel: ALERTS, log });
     // A resolver-check scan of site-b finds SERVFAIL and is posting its alert: chat.postMessage has not answered yet.
     const scanning = reconciler.reconcile('resolver-check', 'site-b', [finishReport({ kind: 'resolver-check', target: 'site-b', verdict: 'the rack answers SERVFAIL', findings: [servfail] }, new Date())]);
@@ -152,5 +155,30 @@ describe("Alertmanager answers go in the thread of the bot's own open alert for 
     const slack = recordingSender();
     await job(jobStore, slack.sender).run(ctx, commissioningTimeout);
     expect(slack.posts).toEqual([expect.objectContaining({ channel: ALERTS, threadTs: '1700000000.000002' })]);
+  });
+
+  it('a group that changes while its first answer is still posting its evidence updates that answer, not a second post', async () => {
+    const { scanStore, jobStore } = twoWorkers();
+    const drift: Finding = { code: 'MAC_DRIFT', severity: 'critical', subject: 'site-b-node1', summary: 'site-b-node1: MAAS records aa, the VM has bb', evidence: {} };
+    const drifting: JobDefinition = {
+      name: 'mac-diff',
+      run: async (_ctx, data) => [finishReport({ kind: 'mac-diff', target: data.target, verdict: '1 machine has drifted MACs', findings: [drift] }, new Date())],
+    };
+    const slack = recordingSender('reply');
+    // Two workers: the first answer is posted and its evidence is on its way to the thread when the group comes again with a second alert.
+    const first = job(scanStore, slack.sender, drifting).run(ctx, commissioningTimeout);
+    await waitUntil(slack.isHolding);
+    const changed = { ...commissioningTimeout, alerts: [...commissioningTimeout.alerts, { alertname: 'MaasNodeCommissioningTimeout', fingerprint: 'f2', status: 'firing' as const }] };
+    const second = job(jobStore, slack.sender, drifting).run(ctx, changed);
+    let secondDone = false;
+    void second.then(() => (secondDone = true));
+    // A job that does not wait for the group answers within milliseconds (a second post); one that
+    // waits never finishes while the evidence is held, so the grace is bounded, and only a grace.
+    await waitUntil(() => secondDone, 500).catch(() => undefined);
+    slack.release();
+    await Promise.all([first, second]);
+    const topLevel = slack.posts.filter((p) => !p.threadTs);
+    expect(topLevel).toHaveLength(1);
+    expect(slack.updates).toEqual([topLevel[0]!.ts]);
   });
 });
