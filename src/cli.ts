@@ -20,6 +20,24 @@ const EXIT_STATUS_HELP = `
 Exit status: 0 healthy or nothing to do, 1 problems found or a plan, 2 could not check or a step failed, 64 usage or config error
 With --json, stdout holds exactly one JSON report (an array for "all"); logs go to stderr.`;
 
+/** serve, bot, worker: they run until a signal, so their statuses are about starting and stopping. */
+const PROCESS_EXIT_HELP = `
+Exit status: 0 stopped on SIGTERM or SIGINT, 2 could not start (Slack unreachable, say) or did not stop within 10 s, 64 usage or config error
+Logs: one JSON object a line on stderr.`;
+
+const PROCESS_ROLES = new Set(['serve', 'bot', 'worker']);
+
+const CONFIG_CHECK_EXIT_HELP = `
+Exit status: 0 valid, every secret read and every peer answers, 2 a peer not reached, 64 a config or secret error`;
+
+/** The footer for the help of `command`: the checks' statuses where they apply, the process roles' for those, none for the rest. */
+function exitHelpFor(command: Command): string {
+  if (!command.parent) return EXIT_STATUS_HELP;
+  if (PROCESS_ROLES.has(command.name())) return PROCESS_EXIT_HELP;
+  if (command.name() === 'check' && command.parent.name() === 'config') return CONFIG_CHECK_EXIT_HELP;
+  return command.options.some((o) => o.long === '--json' || o.long === '--apply') ? EXIT_STATUS_HELP : '';
+}
+
 /** The help line and target of each check and repair, from the registry; a job missing here is listed by its name. */
 const JOB_HELP: Record<string, { summary: string; target: string }> = Object.fromEntries([
   ...CHECKS.map((c) => [c.name, { summary: c.summary, target: `${c.targetKind}|all` }] as const),
@@ -91,7 +109,7 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
     .addHelpText('afterAll', (context) => {
       outcome.helpAsError = context.error;
-      return EXIT_STATUS_HELP;
+      return exitHelpFor(context.command);
     });
 
   const run: Runner = (name, action) =>

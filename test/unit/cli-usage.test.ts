@@ -42,6 +42,18 @@ describe('maas-chatops usage', () => {
     expect((await run('help', 'mac-diff')).out.split('\n')[0]).toBe('Usage: maas-chatops mac-diff [options] <site|all>');
   });
 
+  it('ends each help with the exit statuses of that command: the checks\' for checks and fixes, the process roles\' for serve, bot and worker, none where neither applies', async () => {
+    const help = async (...argv: string[]) => (await run(...argv, '--help')).out;
+    for (const command of ['dns-check', 'fix-macs', 'audit']) expect(await help(command), command).toContain('1 problems found or a plan');
+    for (const command of ['serve', 'bot', 'worker']) {
+      const text = await help(command);
+      expect(text, command).toContain('0 stopped on SIGTERM or SIGINT, 2 could not start (Slack unreachable, say) or did not stop within 10 s');
+      expect(text, command).not.toMatch(/problems found|--json/);
+    }
+    expect(await help('config', 'check')).toContain('2 a peer not reached, 64 a config or secret error');
+    for (const command of ['lab', 'config']) expect(await help(command), command).not.toContain('Exit status');
+  });
+
   it('shows each command only the options it takes, and lists the audit trail apart from the checks that need no Redis', async () => {
     const options = async (command: string) => (await run(command, '--help')).out.split('Global Options:')[0] ?? '';
     expect(await options('fix-dns')).toContain('--apply');
