@@ -1,5 +1,5 @@
 /**
- * Detection latency of the API record wipe (seed 000, PCP-6608): from the moment the controller
+ * Detection latency of the API record wipe (PCP-6608): from the moment the controller
  * empties the record in MAAS and caches the empty-set hash on the MaasCluster to the alert's
  * chat.postMessage, two ways in one run:
  *

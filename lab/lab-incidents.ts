@@ -3,7 +3,7 @@ import { EMPTY_SET_HASH } from '../src/features/dns/dns-hash.ts';
 import type { LabWorld } from './lab-world.ts';
 
 /**
- * Seed 000 happening again, as an unpatched controller (v4.8.0–v4.9.1) does it: its control
+ * The API record wipe happening again, as an unpatched controller (v4.8.0–v4.9.1) does it: its control
  * plane flapped, it PUT the empty IP set on the API server's record in MAAS and cached the
  * empty set's hash on the MaasCluster. No command is typed: the bot has to notice.
  */
@@ -19,7 +19,7 @@ export function controllerWipesRecord(world: LabWorld, cluster: string, fqdn: st
 }
 
 /**
- * Seed 001's cause happening again, one VM at a time: an OpenTofu replace undefines the VM and
+ * The isolated rack's cause (regenerated MACs) happening again, one VM at a time: an OpenTofu replace undefines the VM and
  * defines it again with a NIC whose MAC it generated anew (no pinned `mac`). MAAS still holds
  * the old MAC. No command is typed: the VM host watch has to notice.
  */

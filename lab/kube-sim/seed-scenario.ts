@@ -4,7 +4,7 @@ import { controllerDeployment, maasClusterObject, maasMachineObject, preferredSu
 import type { KubeSimState } from './server.ts';
 
 /**
- * The DNS part of the lab, modelled on seed 000 (PCP-6608). Addresses are data only: nothing
+ * The DNS part of the lab, modelled on the API record wipe (PCP-6608). Addresses are data only: nothing
  * ever connects to them. Each cluster has its own kube state because a Palette cluster runs its
  * own Cluster API controllers (which is why a wiped record cut the controller off too).
  */

@@ -2,7 +2,7 @@ import { machine, virshPower, type SimMachine } from '../maas-sim/index.ts';
 import type { VmDomain, VmHostState } from './virsh-stub.ts';
 
 /**
- * The MAC part of the lab, modelled on seed 001: an in-place OpenTofu apply regenerated the
+ * The MAC part of the lab, modelled on the isolated rack: an in-place OpenTofu apply regenerated the
  * unpinned NIC MACs of site-b's VMs, so 9 of its 12 machines PXE as unknown nodes. site-a is
  * healthy. Addresses are loopback: the lab starts one VM host (startVmHost) on each.
  */

@@ -11,7 +11,7 @@ import { ANSWER_LIMITS } from '../../src/edge/slack/answer-render.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
 // Real parts: `serve` (the Bolt HTTP listener and a worker) on loopback, Redis, the Slack Web API
-// emulator, the MAAS and Kubernetes API simulators with seed 000's wiped prod record. Requests are
+// emulator, the MAAS and Kubernetes API simulators with the lab's wiped prod record. Requests are
 // what Alertmanager's webhook notifier sends (prometheus/alertmanager notify/webhook/webhook.go).
 
 const ALERTS = 'C0ALERTS';

@@ -59,11 +59,11 @@ describe('npm run lab', () => {
     expect(channel).toContain('Canary site-b-node10: commissioning started (sb0010)');
     // Nobody types: the watch sees prod's hash annotation turn into the empty-set hash and alerts within seconds.
     expect(channel).toMatch(/⏱ prod's wipe alerted \d+\.\d s after it happened \(no command typed\)/);
-    const afterWipe = channel.slice(channel.indexOf("Seed 000 again, with nobody typing"));
+    const afterWipe = channel.slice(channel.indexOf("The wipe again, with nobody typing"));
     expect(afterWipe).toMatch(/dns-check prod[\s\S]*API record WIPED, empty-set hash cached/);
     // Nobody types: site-a's VM host watch sees an OpenTofu replace (Undefined, then Defined) and mac-diff alerts.
     expect(channel).toMatch(/⏱ site-a's replaced VM alerted \d+\.\d s after it happened \(no command typed\)/);
-    expect(channel.slice(channel.indexOf("Seed 001's cause again"))).toMatch(/1 of 5 machines at site-a has drifted MACs/);
+    expect(channel.slice(channel.indexOf("The regenerated MACs again"))).toMatch(/1 of 5 machines at site-a has drifted MACs/);
     // What the scan after the MAC repair says it does is what it does: the MAC alert resolves, the resolver alert stays open.
     const afterScan = channel.slice(channel.indexOf("──── The next scan marks site-b's MAC alert resolved"), channel.indexOf('──── The resolver repair'));
     expect(afterScan).toMatch(/:white_check_mark: RESOLVED · mac-diff site-b/);

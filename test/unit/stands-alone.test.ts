@@ -20,11 +20,14 @@ const OUTSIDE = [['..', '/shared'].join(''), ['/work', '/shared'].join(''), ['CO
 describe('the repository stands alone', () => {
   it('has no file pointing outside the checkout for what a reader needs', () => {
     expect(textFiles.length).toBeGreaterThan(100);
+    // The brief's incident numbers mean nothing here: the README names the incidents in words.
+    const incidentNumber = new RegExp(['\\bseed', ' 00\\d'].join(''), 'i');
     const hits: string[] = [];
     for (const file of textFiles) {
       const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
       lines.forEach((line, i) => {
         for (const word of OUTSIDE) if (line.includes(word)) hits.push(`${file}:${i + 1}: ${word}`);
+        if (incidentNumber.test(line)) hits.push(`${file}:${i + 1}: ${incidentNumber.exec(line)?.[0]}`);
       });
     }
     expect(hits).toEqual([]);
