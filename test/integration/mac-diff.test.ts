@@ -173,7 +173,7 @@ describe('a hostile power_address port', () => {
   });
 });
 
-describe('mac-diff on the lab scenario (the isolated rack's regenerated MACs)', () => {
+describe('mac-diff on the lab scenario (the isolated rack: regenerated MACs)', () => {
   it('site-b: 9 of 12 drifted with the pinned-MAC snippet; site-a healthy; `all` gives both', async () => {
     const scenario = macLabScenario({ siteA: ['127.0.10.1'], siteB: ['127.0.20.1', '127.0.20.2'] });
     lab = await startMacLab({ machines: scenario.maasMachines, sites: scenario.sites });
