@@ -9,6 +9,7 @@
  * Needs Redis at $REDIS_URL (default redis://127.0.0.1:6379). Writes (or replaces) the
  * `## alert latency` section of bench/RESULTS.md.
  */
+import { deleteKeysUnder, topLevelIn, until } from './lib/alert-rounds.ts';
 import { writeResultsSection } from './lib/results-md.ts';
 import os from 'node:os';
 import { findJob } from '../jobs/index.ts';
@@ -118,12 +119,7 @@ async function rig(sites: SiteSpec[], schedules: Record<string, string>, schedul
       await alerting.close();
       await queues.close();
       await sender.close(2000);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteKeysUnder(redis, prefix);
       redis.disconnect();
       producer.disconnect();
       await slack.close();
@@ -132,17 +128,7 @@ async function rig(sites: SiteSpec[], schedules: Record<string, string>, schedul
   };
 }
 
-const topLevel = (slack: SlackEmulator) => slack.channelMessages(ALERTS).filter((m) => !m.threadTs);
-
-async function until<T>(what: string, f: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const topLevel = (slack: SlackEmulator) => topLevelIn(slack, ALERTS);
 
 function stats(xs: number[]): { median: number; p90: number; min: number; max: number } {
   const s = [...xs].sort((a, b) => a - b);

@@ -36,6 +36,7 @@ import { findJob } from '../jobs/index.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../lab/kube-sim/index.ts';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../lab/maas-sim/index.ts';
 import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
+import { alertRounds, deleteKeysUnder, latencyRow, quantile, type Round } from './lib/alert-rounds.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -138,12 +139,7 @@ async function rig(mode: 'watch' | 'scan'): Promise<Rig> {
       await alerting.close();
       await queues.close();
       await sender.close(2000);
-      let cursor = '0';
-      do {
-        const [next, keys] = await worker.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-        if (keys.length) await worker.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteKeysUnder(worker, prefix);
       worker.disconnect();
       producer.disconnect();
       await slack.close();
@@ -153,65 +149,9 @@ async function rig(mode: 'watch' | 'scan'): Promise<Rig> {
   };
 }
 
-const topLevel = (slack: SlackEmulator) => slack.channelMessages(ALERTS).filter((m) => !m.threadTs);
-const sleep = (msToWait: number) => new Promise((r) => setTimeout(r, msToWait));
-
-async function until<T>(what: string, f: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
-
-interface Round {
-  /** Wipe → alert posted, as measured. */
-  alertMs: number;
-  /** Wipe → the start of the scan that found it. */
-  waitMs: number;
-}
-
-/** One wipe at a random moment, measured to its alert; then put back and waited out to its resolve. */
+/** A wipe at a random moment each round, measured to its alert; then put back and waited out to its resolve. */
 async function rounds(mode: 'watch' | 'scan', count: number, spreadMs: number): Promise<Round[]> {
-  const r = await rig(mode);
-  const out: Round[] = [];
-  try {
-    // The first scan (the scheduler's, or none for 5m) settles before the first wipe.
-    await sleep(1500);
-    for (let i = 0; i < count; i++) {
-      await sleep(1000 + Math.random() * spreadMs);
-      const before = topLevel(r.slack).length;
-      const wiped = Date.now();
-      r.wipe();
-      const posted = await until('the alert', () => topLevel(r.slack)[before], 120_000);
-      const scan = r.scanStarts.find((t) => t >= wiped) ?? posted.at;
-      out.push({ alertMs: posted.at - wiped, waitMs: scan - wiped });
-      process.stderr.write(`${mode} round ${i + 1}/${count}: alert after ${ms(posted.at - wiped)} (scan started after ${ms(scan - wiped)})\n`);
-      r.restore();
-      await until('the resolve', () => posted.text.startsWith('RESOLVED') || posted.updates.some((u) => u.text.startsWith('RESOLVED')), 120_000);
-    }
-    return out;
-  } finally {
-    await r.close();
-  }
-}
-
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (!s.length) return Number.NaN;
-  // Nearest rank: the smallest value with at least q of the sample at or below it.
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] as number;
-}
-
-/** Milliseconds below 10 s, seconds above: a 5-minute figure in ms reads as noise. */
-function dur(v: number): string {
-  return Math.abs(v) < 10_000 ? ms(v) : `${(v / 1000).toFixed(1)} s`;
-}
-
-function row(label: string, xs: readonly number[]): string {
-  return `| ${label} | ${xs.length} | ${dur(quantile(xs, 0.5))} | ${dur(quantile(xs, 0.95))} | ${dur(Math.min(...xs))} | ${dur(Math.max(...xs))} |`;
+  return alertRounds({ rig: await rig(mode), channel: ALERTS, mode, count, spreadMs, scanName: 'scan', change: (r) => r.wipe(), restore: (r) => r.restore() });
 }
 
 async function main(): Promise<void> {
@@ -239,14 +179,14 @@ async function main(): Promise<void> {
     '',
     '| wipe → alert posted | rounds | median | p95 | min | max |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    row('watch, with `schedules.dns: 5m` behind it', watchAlert),
-    row(`scan only, \`schedules.dns: ${SCAN_INTERVAL}\` (measured)`, scanAlert),
-    row('scan only, `schedules.dns: 5m` (scaled, see below)', scaled),
+    latencyRow('watch, with `schedules.dns: 5m` behind it', watchAlert),
+    latencyRow(`scan only, \`schedules.dns: ${SCAN_INTERVAL}\` (measured)`, scanAlert),
+    latencyRow('scan only, `schedules.dns: 5m` (scaled, see below)', scaled),
     '',
     '| watch rounds, split | rounds | median | p95 | min | max |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    row('wipe → the dns-check starts (informer event, 500 ms debounce, queue)', watchWait),
-    row('dns-check starts → alert posted (check, reconcile, paced sender)', watchRest),
+    latencyRow('wipe → the dns-check starts (informer event, 500 ms debounce, queue)', watchWait),
+    latencyRow('dns-check starts → alert posted (check, reconcile, paced sender)', watchRest),
     '',
     'The paced sender posts at most one message per 1.1 s to a channel; an alert that comes soon after the previous round\'s',
     "posts to that channel (the alert's evidence and its resolve line go to its thread) waits for the channel's next slot,",

@@ -31,6 +31,7 @@ import { createSlackGateway, type SlackGateway } from '../src/edge/slack/gateway
 import type { JobDefinition } from '../src/engine/job-types.ts';
 import { JobQueues } from '../src/engine/queue/job-queues.ts';
 import { createRedis } from '../src/engine/queue/redis-connection.ts';
+import { alertRounds, deleteKeysUnder, latencyRow, quantile, until, type Round } from './lib/alert-rounds.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -103,12 +104,7 @@ async function rig(mode: 'watch' | 'scan'): Promise<Rig> {
       await alerting.close();
       await queues.close();
       await sender.close(2000);
-      let cursor = '0';
-      do {
-        const [next, keys] = await worker.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-        if (keys.length) await worker.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteKeysUnder(worker, prefix);
       worker.disconnect();
       producer.disconnect();
       await slack.close();
@@ -117,64 +113,18 @@ async function rig(mode: 'watch' | 'scan'): Promise<Rig> {
   };
 }
 
-const topLevel = (slack: SlackEmulator) => slack.channelMessages(ALERTS).filter((m) => !m.threadTs);
-const sleep = (msToWait: number) => new Promise((r) => setTimeout(r, msToWait));
-
-async function until<T>(what: string, f: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
-
-interface Round {
-  /** Redefinition → alert posted, as measured. */
-  alertMs: number;
-  /** Redefinition → the start of the mac-diff that found it. */
-  waitMs: number;
-}
-
-/** One replace at a random moment, measured to its alert; then put back (another replace) and waited out to its resolve. */
+/** A replace at a random moment each round, measured to its alert; then put back (another replace) and waited out to its resolve. */
 async function rounds(mode: 'watch' | 'scan', count: number, spreadMs: number): Promise<Round[]> {
-  const r = await rig(mode);
-  const out: Round[] = [];
-  try {
-    await sleep(1500);
-    for (let i = 0; i < count; i++) {
-      await sleep(1000 + Math.random() * spreadMs);
-      const before = topLevel(r.slack).length;
-      const changed = Date.now();
-      r.host.redefine(DOMAIN, [{ mac: regenerated(i + 1) }]);
-      const posted = await until('the alert', () => topLevel(r.slack)[before], 120_000);
-      const scan = r.scanStarts.find((t) => t >= changed) ?? posted.at;
-      out.push({ alertMs: posted.at - changed, waitMs: scan - changed });
-      process.stderr.write(`${mode} round ${i + 1}/${count}: alert after ${ms(posted.at - changed)} (mac-diff started after ${ms(scan - changed)})\n`);
-      r.host.redefine(DOMAIN, [{ mac: recorded(3) }]);
-      await until('the resolve', () => posted.text.startsWith('RESOLVED') || posted.updates.some((u) => u.text.startsWith('RESOLVED')), 120_000);
-    }
-    return out;
-  } finally {
-    await r.close();
-  }
-}
-
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (!s.length) return Number.NaN;
-  // Nearest rank: the smallest value with at least q of the sample at or below it.
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] as number;
-}
-
-/** Milliseconds below 10 s, seconds above. */
-function dur(v: number): string {
-  return Math.abs(v) < 10_000 ? ms(v) : `${(v / 1000).toFixed(1)} s`;
-}
-
-function row(label: string, xs: readonly number[]): string {
-  return `| ${label} | ${xs.length} | ${dur(quantile(xs, 0.5))} | ${dur(quantile(xs, 0.95))} | ${dur(Math.min(...xs))} | ${dur(Math.max(...xs))} |`;
+  return alertRounds({
+    rig: await rig(mode),
+    channel: ALERTS,
+    mode,
+    count,
+    spreadMs,
+    scanName: 'mac-diff',
+    change: (r, i) => r.host.redefine(DOMAIN, [{ mac: regenerated(i + 1) }]),
+    restore: (r) => r.host.redefine(DOMAIN, [{ mac: recorded(3) }]),
+  });
 }
 
 async function main(): Promise<void> {
@@ -202,9 +152,9 @@ async function main(): Promise<void> {
     '',
     '| redefinition → alert posted | rounds | median | p95 | min | max |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    row('watch, with `schedules.macs: 5m` behind it', watchAlert),
-    row(`scan only, \`schedules.macs: ${SCAN_INTERVAL}\` (measured)`, scanAlert),
-    row('scan only, `schedules.macs: 5m` (scaled, see below)', scaled),
+    latencyRow('watch, with `schedules.macs: 5m` behind it', watchAlert),
+    latencyRow(`scan only, \`schedules.macs: ${SCAN_INTERVAL}\` (measured)`, scanAlert),
+    latencyRow('scan only, `schedules.macs: 5m` (scaled, see below)', scaled),
     '',
     `Goal: p95 under ${ms(GOAL_P95_MS)} with the watch: ${watchP95 < GOAL_P95_MS ? 'met' : 'NOT met'} (p95 ${ms(watchP95)} over ${watchAlert.length} rounds; redefinition → mac-diff started: median ${ms(quantile(watchWait, 0.5))}).`,
     '',
