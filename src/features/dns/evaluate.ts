@@ -373,12 +373,7 @@ function emptyHashCached(ctx: Context, recorded: string[] | null, severity: Seve
       ? `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set: the controller applied an empty IP set to ${ctx.fqdn} and cached it${ctx.controllerState === 'vulnerable' ? ` (the PCP-6608 wipe: ${releaseName(ctx)} has no empty-set guard)` : ''}; ${selfRecovery}`
       : `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set: an empty IP set was applied to ${ctx.fqdn} at some point (PCP-6608 trace)`,
     evidence: {
-      fqdn: ctx.fqdn,
-      annotation: ctx.annotation,
-      annotationKey: LAST_APPLIED_DNS_HASH_ANNOTATION,
-      annotationMeaning: meaningOf(ctx),
-      recorded,
-      desired: ctx.desired.ips,
+      ...hashEvidence(ctx, recorded),
       machines: machinesEvidence(ctx.desired.controlPlane),
       controller: ctx.controllerEvidence,
     },
@@ -500,6 +495,18 @@ function guardedSelfRecovery(ctx: Context): string {
     : `the desired set (${ctx.desired.ips.join(', ')}) hashes differently, so ${releaseName(ctx)} re-applies it on its next reconcile (a MaasMachine change triggers one); the record is still empty, so it has not reconciled since`;
 }
 
+/** What every finding about the cached hash shows: the annotation, what it means, and the record against the desired IPs. */
+function hashEvidence(ctx: Context, recorded: string[] | null) {
+  return {
+    fqdn: ctx.fqdn,
+    annotation: ctx.annotation,
+    annotationKey: LAST_APPLIED_DNS_HASH_ANNOTATION,
+    annotationMeaning: meaningOf(ctx),
+    recorded,
+    desired: ctx.desired.ips,
+  };
+}
+
 /** The empty-set hash beside a release that never reads it: a trace of an earlier release. */
 function leftoverEmptyHash(ctx: Context, recorded: string[] | null): Finding {
   return {
@@ -508,12 +515,7 @@ function leftoverEmptyHash(ctx: Context, recorded: string[] | null): Finding {
     subject: ctx.fqdn,
     summary: `The MaasCluster's last-applied-dns-hash is SHA-256 of the empty set, left by an earlier release with the hash cache; ${releaseName(ctx)} keeps no hash cache and ignores it`,
     evidence: {
-      fqdn: ctx.fqdn,
-      annotation: ctx.annotation,
-      annotationKey: LAST_APPLIED_DNS_HASH_ANNOTATION,
-      annotationMeaning: meaningOf(ctx),
-      recorded,
-      desired: ctx.desired.ips,
+      ...hashEvidence(ctx, recorded),
       controller: ctx.controllerEvidence,
     },
   };
