@@ -3,7 +3,7 @@ import { clipText } from './mrkdwn.ts';
 
 /**
  * Evidence as a person reads it: labels in words, IP sets as lists, MACs as `old → new`,
- * machines by name, an SOA by its serial, nested values as `key value` pairs; never JSON.
+ * machines by name, an SOA by its serial, nested values as `label value` pairs; never JSON.
  * A field nobody taught this file still reads as words and values.
  */
 
@@ -75,14 +75,15 @@ export function macChange(evidence: Record<string, unknown>): string | undefined
 function itemText(v: unknown): string {
   if (v === null || v === undefined) return 'none';
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'string' && v.trim() === '') return '(empty)';
   if (typeof v !== 'object') return String(v);
-  if (Array.isArray(v)) return v.map(itemText).join(' ');
+  if (Array.isArray(v)) return v.length ? v.map(itemText).join(' ') : '(none)';
   const r = v as Record<string, unknown>;
   const name = r.name ?? r.hostname ?? r.fqdn ?? r.id;
   const rest = Object.entries(r)
     .filter(([k, x]) => x !== name && x !== undefined && k !== 'name' && k !== 'hostname')
     .map(([k, x]) => `${humanLabel(k)} ${itemText(x)}`);
-  return name === undefined ? rest.join(', ') : `${String(name)}${rest.length ? ` (${rest.join(', ')})` : ''}`;
+  return name === undefined ? rest.join(', ') || '(none)' : `${String(name)}${rest.length ? ` (${rest.join(', ')})` : ''}`;
 }
 
 /**
@@ -97,9 +98,18 @@ function pointInTime(key: string, value: unknown): string | undefined {
   return new Date(Math.round(ms)).toISOString().replace('.000Z', 'Z');
 }
 
+/**
+ * A nested record as `label value` pairs split by `; ` (its lists inside split by `, `), so a
+ * phone reads `id 20; dns servers (none); allow dns yes`; an empty field says so, never blank.
+ */
 function pairsText(record: Record<string, unknown>, max: number): string {
-  const parts = Object.entries(record).map(([k, v]) => `${k}: ${pointInTime(k, v) ?? (Array.isArray(v) ? v.map(itemText).join(' ') : itemText(v))}`);
-  return listText(parts, max, '; ');
+  const parts = Object.entries(record).map(([k, v]) => `${humanLabel(k)} ${pointInTime(k, v) ?? nestedValue(v)}`);
+  return parts.length ? listText(parts, max, '; ') : '(none)';
+}
+
+function nestedValue(v: unknown): string {
+  if (!Array.isArray(v)) return itemText(v);
+  return v.length ? v.map(itemText).join(', ') : '(none)';
 }
 
 /** `a, b, c, … +N more` within `max` characters; `none` for an empty list. */

@@ -77,9 +77,19 @@ describe('the thread under it', () => {
       findings: [{ code: 'RESOLVER_DHCP_SERVERS', severity: 'info', subject: 'site-b', summary: 'Nodes on 10.20.0.0/24 are handed DHCP option 6: 10.20.0.53', evidence: { subnet: '10.20.0.0/24', serving: { writtenAt: 1796039906, dhcpdSince: 1796039000 } } }],
     };
     const json = JSON.stringify(renderEvidence(served).messages);
-    expect(json).toContain('writtenAt: <!date^1796039906^{date_short_pretty} {time_secs}|2026-11-30 11:58:26 UTC>');
-    expect(json).toContain('dhcpdSince: <!date^1796039000^');
-    expect(json).not.toMatch(/writtenAt: 1796039906|dhcpdSince: 1796039000/);
+    expect(json).toContain('written at <!date^1796039906^{date_short_pretty} {time_secs}|2026-11-30 11:58:26 UTC>');
+    expect(json).toContain('dhcpd since <!date^1796039000^');
+    expect(json).not.toMatch(/1796039906(?!\^)|1796039000(?!\^)/);
+  });
+
+  it('reads a nested value as labelled pairs, an empty field as (none) or (empty), never blank or as raw keys', () => {
+    const subnet: Report = {
+      kind: 'resolver-check', target: 'site-b', status: 'warning', verdict: 'Nodes are handed a resolver MAAS does not run', ...at,
+      findings: [{ code: 'RESOLVER_DHCP_SERVERS', severity: 'warning', subject: 'site-b', summary: 'Nodes on 10.20.0.0/24 are handed DHCP option 6: 10.20.0.53', evidence: { maasSubnet: { id: 20, dns_servers: [], allow_dns: true, description: '' } } }],
+    };
+    const text = renderEvidence(subnet).messages.flatMap((m) => blocksText(m.blocks)).join('\n');
+    expect(text).toContain('• maas subnet: id 20; dns servers (none); allow dns yes; description (empty)');
+    expect(text).not.toMatch(/dns_servers|allow_dns|servers: ;|servers ;/);
   });
 
   it('holds every finding whole, its evidence as labelled lines and each fix once, times as date tokens', () => {
