@@ -181,4 +181,44 @@ describe("Alertmanager answers go in the thread of the bot's own open alert for 
     expect(topLevel).toHaveLength(1);
     expect(slack.updates).toEqual([topLevel[0]!.ts]);
   });
+
+  it('a group whose check finds something else posts one reply saying what changed, then the new evidence, in its thread; unchanged reruns post nothing there', async () => {
+    const { jobStore } = twoWorkers();
+    const drift = (node: string, vm: string): Finding => ({ code: 'MAC_DRIFT', severity: 'critical', subject: node, summary: `${node}: MAAS records aa, the VM has ${vm}`, evidence: { vm } });
+    let findings = [drift('site-b-node1', 'bb')];
+    const drifting: JobDefinition = {
+      name: 'mac-diff',
+      run: async (_ctx, data) => [finishReport({ kind: 'mac-diff', target: data.target, verdict: `${findings.length} machine(s) have drifted MACs`, findings }, new Date())],
+    };
+    const slack = recordingSender();
+    const run = (fingerprints: string[]) =>
+      job(jobStore, slack.sender, drifting).run(ctx, { ...commissioningTimeout, alerts: fingerprints.map((fingerprint) => ({ alertname: 'MaasNodeCommissioningTimeout', fingerprint, status: 'firing' as const })) });
+    await run(['f1']);
+    const [answer] = slack.posts.filter((p) => !p.threadTs);
+    const thread = () => slack.posts.filter((p) => p.threadTs === answer!.ts);
+    const firstEvidence = thread().length;
+    expect(firstEvidence).toBeGreaterThan(0);
+
+    // The group grows and the check now sees a second machine drifted, and the first one's VM moved on.
+    findings = [drift('site-b-node1', 'cc'), drift('site-b-node2', 'dd')];
+    await run(['f1', 'f2']);
+    const replies = thread().slice(firstEvidence);
+    expect(replies[0]!.text.split('\n')[0]).toBe(
+      ':arrows_counterclockwise: Evidence changed since the last answer: 2 machine(s) have drifted MACs; findings: 1 new (MAC_DRIFT site-b-node2); 1 with new evidence (MAC_DRIFT site-b-node1). The new evidence follows.',
+    );
+    expect(replies.slice(1).map((r) => r.text)).toEqual(thread().slice(0, firstEvidence).map(() => 'Evidence for mac-diff site-b'));
+
+    // The group comes again (a third alert) with the same evidence: the answer is edited, the thread stays as it is.
+    const shownSoFar = thread().length;
+    await run(['f1', 'f2', 'f3']);
+    expect(thread()).toHaveLength(shownSoFar);
+    expect(slack.updates).toEqual([answer!.ts, answer!.ts]);
+
+    // The drift heals while the group still fires: one line says so, with no evidence to follow.
+    findings = [];
+    await run(['f1', 'f2', 'f3', 'f4']);
+    const healed = thread().slice(shownSoFar);
+    expect(healed.map((r) => r.text)).toEqual([':arrows_counterclockwise: Evidence changed since the last answer: 0 machine(s) have drifted MACs; findings: 2 gone (MAC_DRIFT site-b-node1, MAC_DRIFT site-b-node2).']);
+    expect(slack.posts.filter((p) => !p.threadTs)).toHaveLength(1);
+  });
 });

@@ -7,6 +7,7 @@ import type { JobContext, JobData, JobDefinition } from '../../engine/job-types.
 import type { Logger } from '../../core/log.ts';
 import { renderAnswer } from '../slack/answer-render.ts';
 import { renderEvidence } from '../slack/evidence-thread.ts';
+import { evidenceChange, shownEvidenceOf, type EvidenceChange, type ShownEvidence } from './shown-evidence.ts';
 import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
 import type { AlertMessage } from './alert-message.ts';
 import type { AlertSender } from './alert-sender.ts';
@@ -30,6 +31,8 @@ interface GroupMessage {
   channel: string;
   ts: string;
   threadTs?: string;
+  /** The evidence its thread shows, by finding; absent when the same check's alert thread holds it. */
+  shown?: ShownEvidence;
 }
 
 /** The answer posted, and the report whose evidence its thread still needs (saved first, posted after). */
@@ -52,7 +55,8 @@ const GROUP_TTL_S = 7 * 24 * 3600;
 /**
  * `alertmanager`: answers one Alertmanager group with the read-only check its route names. A
  * firing group gets one message in the alert channel (a reply in the thread of the bot's own open
- * alert for that target, when there is one), updated each time the group comes again; a resolved
+ * alert for that target, when there is one), updated each time the group comes again (with a thread
+ * reply and the new evidence when the check's findings changed); a resolved
  * group is said in that thread. Never a repair.
  */
 export function createAlertmanagerJob(deps: AlertmanagerJobDeps): JobDefinition<AlertmanagerJobData> {
@@ -96,6 +100,8 @@ async function answerGroup(deps: AlertmanagerJobDeps, ctx: JobContext, data: Ale
   }
   if (known) {
     await deps.sender.update(known.channel, known.ts, renderGroupAnswer(data, reports));
+    const shown = known.shown && reports[0] ? await postChangedEvidence(deps, known, known.shown, reports[0], log) : known.shown;
+    if (shown !== known.shown) await deps.store.redis.set(key, JSON.stringify({ ...known, shown }), 'EX', GROUP_TTL_S);
   } else {
     const { placed, evidence } = await place(deps, data, reports);
     await deps.store.redis.set(key, JSON.stringify(placed), 'EX', GROUP_TTL_S);
@@ -149,7 +155,24 @@ async function placeUnderLock(deps: AlertmanagerJobDeps, data: AlertmanagerJobDa
     alert?.channel && alert.ts
       ? { channel: alert.channel, ts: (await deps.sender.post(alert.channel, { ...message, threadTs: alert.ts })).ts, threadTs: alert.ts }
       : { channel: deps.channel as string, ts: (await deps.sender.post(deps.channel as string, message)).ts };
-  return { placed, ...(!sameCheck && reports[0]?.findings.length ? { evidence: reports[0] } : {}) };
+  const report = reports[0];
+  if (sameCheck || !report) return { placed };
+  return { placed: { ...placed, shown: shownEvidenceOf(report) }, ...(report.findings.length ? { evidence: report } : {}) };
+}
+
+/**
+ * The group came again and its check found something else: the thread gets one reply saying what
+ * changed (its first line), then the new evidence whole. Unchanged evidence posts nothing, so a
+ * group's reruns (already bounded by its window) never flood the thread. Returns what is shown now.
+ */
+async function postChangedEvidence(deps: AlertmanagerJobDeps, known: GroupMessage, before: ShownEvidence, report: Report, log: Logger): Promise<ShownEvidence> {
+  const now = shownEvidenceOf(report);
+  const change = evidenceChange(before, now);
+  if (!change) return before;
+  const threadTs = known.threadTs ?? known.ts;
+  await deps.sender.post(known.channel, { text: changeLine(change, report), threadTs });
+  if (report.findings.length) await postEvidence(deps, known.channel, threadTs, report, log);
+  return now;
 }
 
 /** Every finding whole, in the answer's thread; a failure is logged, the answer stands. */
@@ -161,6 +184,17 @@ async function postEvidence(deps: AlertmanagerJobDeps, channel: string, threadTs
   } catch (err) {
     log.warn({ err: describeError(err) }, "could not post the evidence of an Alertmanager answer in its thread");
   }
+}
+
+function changeLine(change: EvidenceChange, report: Report): string {
+  const parts = [
+    change.added.length ? `${change.added.length} new (${change.added.join(', ')})` : '',
+    change.changed.length ? `${change.changed.length} with new evidence (${change.changed.join(', ')})` : '',
+    change.gone.length ? `${change.gone.length} gone (${change.gone.join(', ')})` : '',
+  ].filter(Boolean);
+  const findings = parts.length ? `; findings: ${parts.join('; ')}` : '';
+  const tail = report.findings.length ? ' The new evidence follows.' : '';
+  return clipText(`:arrows_counterclockwise: Evidence changed since the last answer: ${escapeMrkdwn(report.verdict)}${escapeMrkdwn(findings)}.${tail}`, 2900);
 }
 
 function groupKeyOf(store: AlertStore, data: AlertmanagerJobData): string {
