@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { startJobWorkers, type RunningWorkers } from '../../src/engine/queue/job-workers.ts';
 import { createRedactor } from '../../src/core/redact.ts';
-import { silentLogger } from '../../src/core/log.ts';
+import { Writable } from 'node:stream';
+import { createLogger, silentLogger } from '../../src/core/log.ts';
 import { queueNameFor } from '../../src/engine/queue/queue-names.ts';
 import { startSentinelLab, type SentinelLab } from '../../lab/redis-sentinel-lab.ts';
 import { createRedis } from '../../src/engine/queue/redis-connection.ts';
@@ -78,6 +79,52 @@ describe('Sentinel connections across a failover', () => {
       expect(ended).toBe(1);
       expect(connection.status).toBe('ready');
       expect(ran).toEqual(['before', 'after']);
+    } finally {
+      await workers.close();
+      await queue.close();
+    }
+  }, 60_000);
+
+  it('a worker started on a connection that ends before its first ready takes jobs once the connection is back', async () => {
+    const prefix = freshPrefix('reconnect-start');
+    lab = await startSentinelLab({ prefix });
+    const settings = redisSettingsFrom(lab.env).settings;
+    const producer = createRedis(settings, 'producer');
+    const connection = createRedis(settings, 'worker');
+    for (const c of [producer, connection]) {
+      c.on('error', () => undefined);
+      clients.push(c);
+    }
+    let ended = 0;
+    connection.on('end', () => ended++);
+    const ran: string[] = [];
+    const lines: { msg: string; job?: string }[] = [];
+    const log = createLogger({ level: 'info', destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }) });
+    // The worker starts while its connection is still asking a sentinel for the primary, and the
+    // failover detector ends that connect (as a process that starts during a failover sees it).
+    expect(connection.status).toBe('connecting');
+    const workers: RunningWorkers = startJobWorkers({
+      connection,
+      jobs: new Map([['probe', { name: 'probe', run: async (_ctx, data) => (ran.push(String(data.target)), []) }]]),
+      context: { log } as never,
+      redact: createRedactor([]),
+      prefix,
+    });
+    connection.disconnect(true);
+    await waitUntil(() => connection.status === 'connecting', 5_000, 1);
+    connection.disconnect(true);
+    await waitUntil(() => ended > 0, 5_000, 5);
+    const queue = new Queue(queueNameFor('probe'), { connection: producer, prefix });
+    queue.on('error', () => undefined);
+    try {
+      await queue.add('probe', { target: 'first' });
+      await waitUntil(() => ran.length === 1, 12_000, 50).catch(() => undefined);
+      expect(ended).toBe(1);
+      expect(connection.status).toBe('ready');
+      expect(ran).toEqual(['first']);
+      // Said once, clearly, and once more when it works again.
+      expect(lines.filter((l) => l.msg.startsWith('worker could not start')).map((l) => l.job)).toEqual(['probe']);
+      expect(lines.filter((l) => l.msg === 'worker started again after its Redis connection came back')).toHaveLength(1);
     } finally {
       await workers.close();
       await queue.close();

@@ -6,6 +6,7 @@ import type { JobData, QueuedData } from '../job-types.ts';
 import { ChatopsError } from '../../core/errors.ts';
 import type { Redactor } from '../../core/redact.ts';
 import { CheckDedup, DEDUP_GROUP_FIELD, deduplicationId, type Submitted } from './dedup.ts';
+import { whenReady } from './connection-ready.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export type { JoinedCheck, Submitted } from './dedup.ts';
@@ -260,27 +261,11 @@ function waitUntilReady(connection: Redis, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), ms);
     timer.unref();
-    void nextReady(connection).then(() => {
+    void whenReady(connection).then(() => {
       clearTimeout(timer);
       resolve(true);
     });
   });
-}
-
-const readyOf = new WeakMap<Redis, Promise<void>>();
-
-/**
- * The connection's next 'ready', one listener for every request waiting on it: a burst of 200
- * commands across a failover waits on one promise, not with 200 listeners on the connection.
- */
-function nextReady(connection: Redis): Promise<void> {
-  let ready = readyOf.get(connection);
-  if (!ready) {
-    ready = new Promise<void>((resolve) => connection.once('ready', () => resolve()));
-    readyOf.set(connection, ready);
-    void ready.then(() => readyOf.delete(connection));
-  }
-  return ready;
 }
 
 /** The queue's answer within `ms`, or an error a person can act on. */

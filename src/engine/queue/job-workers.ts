@@ -9,6 +9,7 @@ import { isLeaseError } from '../repair/plan-lease.ts';
 import { worstStatus, type Report, type Status } from '../../core/report.ts';
 import { CheckDedup, DEDUP_GROUP_FIELD, postTargets } from './dedup.ts';
 import { repeatGate } from '../../core/repeat-gate.ts';
+import { whenReady } from './connection-ready.ts';
 import { DEFAULT_PREFIX, queueNameFor } from './queue-names.ts';
 
 export interface WorkerOptions {
@@ -122,9 +123,11 @@ function lockOf(definition: JobDefinition, options: WorkerOptions): LockTuning |
 const workerErrorGate = repeatGate();
 
 export function startJobWorkers(options: WorkerOptions): RunningWorkers {
-  const workers = [...options.jobs.values()].map((definition) => {
+  let closing = false;
+  const log = options.context.log;
+  const make = (definition: JobDefinition<QueuedData>): Worker => {
     const lock = lockOf(definition, options);
-    return new Worker(queueNameFor(definition.name), processorFor(definition, options), {
+    const worker = new Worker(queueNameFor(definition.name), processorFor(definition, options), {
       connection: options.connection,
       prefix: options.prefix ?? DEFAULT_PREFIX,
       concurrency: options.concurrencyByJob?.[definition.name] ?? options.concurrency ?? 4,
@@ -133,19 +136,46 @@ export function startJobWorkers(options: WorkerOptions): RunningWorkers {
       runRetryDelay: RETRY_AFTER_CONNECTION_ERROR_MS,
       ...(lock ? { lockDuration: lock.lockDurationMs, stalledInterval: lock.stalledIntervalMs, maxStalledCount: lock.maxStalledCount } : {}),
     });
-  });
-  for (const w of workers) {
-    w.on('error', (err) => {
+    worker.on('error', (err) => {
       const { pass, held } = workerErrorGate(describeError(err));
-      if (pass) options.context.log.error({ err: describeError(err), ...(held ? { repeated: held } : {}) }, 'worker error');
+      if (pass) log.error({ err: describeError(err), ...(held ? { repeated: held } : {}) }, 'worker error');
     });
-  }
+    return worker;
+  };
+  const definitions = [...options.jobs.values()];
+  const workers = definitions.map(make);
+  /**
+   * A Worker whose connection ended before it was first ready (a process started during a
+   * Sentinel failover) keeps that failed start for good and never takes a job, although
+   * reconnect-when-ended.ts brings the connection back: it is replaced by a fresh one once the
+   * connection is ready again.
+   */
+  const restartIfStartFails = (index: number, restarts: number): void => {
+    const worker = workers[index]!;
+    const job = definitions[index]!.name;
+    worker.waitUntilReady().then(
+      () => {
+        if (restarts) log.info({ job, restarts }, 'worker started again after its Redis connection came back');
+      },
+      async (err: unknown) => {
+        if (closing) return;
+        log.error({ job, err: describeError(err), restarts }, 'worker could not start: its Redis connection ended before it was ready; it starts again once Redis is back');
+        await worker.close(true).catch(() => undefined);
+        await whenReady(options.connection);
+        if (closing) return;
+        workers[index] = make(definitions[index]!);
+        restartIfStartFails(index, restarts + 1);
+      },
+    );
+  };
+  workers.forEach((_, index) => restartIfStartFails(index, 0));
   return {
     workers,
     // close() stops taking jobs and waits for the active ones to finish. With Redis away no job can
     // finish (its result is written there), and BullMQ's close would wait for a reconnect that may
     // never come: the workers are then closed at once, and their jobs' locks lapse for another worker.
     close: async () => {
+      closing = true;
       const force = options.connection.status !== 'ready';
       await Promise.all(workers.map((w) => w.close(force)));
     },
