@@ -9,6 +9,11 @@ import { queueNameFor } from '../../src/engine/queue/queue-names.ts';
 import { startSentinelLab, type SentinelLab } from '../../lab/redis-sentinel-lab.ts';
 import { createRedis } from '../../src/engine/queue/redis-connection.ts';
 import { redisSettingsFrom } from '../../src/engine/queue/redis-settings.ts';
+import { startAlerting, type Alerting } from '../../src/edge/alerts/start-alerting.ts';
+import { parseConfigText } from '../../src/core/config.ts';
+import { finishReport } from '../../src/core/report.ts';
+import type { Adapters } from '../../src/adapters/adapters.ts';
+import type { JobDefinition } from '../../src/engine/job-types.ts';
 import { freshPrefix, waitUntil } from '../helpers/redis.ts';
 
 /**
@@ -124,10 +129,49 @@ describe('Sentinel connections across a failover', () => {
       expect(ran).toEqual(['first']);
       // Said once, clearly, and once more when it works again.
       expect(lines.filter((l) => l.msg.startsWith('worker could not start')).map((l) => l.job)).toEqual(['probe']);
-      expect(lines.filter((l) => l.msg === 'worker started again after its Redis connection came back')).toHaveLength(1);
+      const startedAgain = () => lines.filter((l) => l.msg === 'worker started again after its Redis connection came back');
+      await waitUntil(() => startedAgain().length > 0, 5_000, 20).catch(() => undefined);
+      expect(startedAgain()).toHaveLength(1);
     } finally {
       await workers.close();
       await queue.close();
+    }
+  }, 60_000);
+
+  it('drift alerting started on a connection that ends before its first ready puts its schedulers in place and scans once the connection is back', async () => {
+    const prefix = freshPrefix('reconnect-alerting');
+    lab = await startSentinelLab({ prefix });
+    const connection = createRedis(redisSettingsFrom(lab.env).settings, 'worker');
+    connection.on('error', () => undefined);
+    clients.push(connection);
+    let ended = 0;
+    connection.on('end', () => ended++);
+    const { config } = parseConfigText(
+      `
+maas: { region-a: { url: http://127.0.0.1:9/MAAS, apiKey: env:K } }
+sites:
+  site-b: { maas: region-a, vmHosts: { default: { user: ops } } }
+schedules: { macs: 300ms }
+`,
+      { path: 't.yaml', env: { K: 'aaaa:bbbb:cccc' } },
+    );
+    let scans = 0;
+    const macDiff: JobDefinition = { name: 'mac-diff', run: async (_ctx, data) => (scans++, [finishReport({ kind: 'mac-diff', target: data.target, verdict: 'every MAC matches', findings: [] }, new Date())]) };
+    expect(connection.status).toBe('connecting');
+    const starting = startAlerting({ connection, prefix, config, adapters: {} as Adapters, log: silentLogger(), redact: createRedactor([]), findJob: (name) => (name === 'mac-diff' ? macDiff : undefined) });
+    connection.disconnect(true);
+    await waitUntil(() => connection.status === 'connecting', 5_000, 1);
+    connection.disconnect(true);
+    await waitUntil(() => ended > 0, 5_000, 5);
+    const alerting = await starting.catch((err: Error) => err);
+    try {
+      expect(alerting).not.toBeInstanceOf(Error);
+      expect((alerting as Alerting).schedulers?.upserted).toEqual(['scan:mac-diff:site-b']);
+      await waitUntil(() => scans > 0, 12_000, 50).catch(() => undefined);
+      expect(ended).toBe(1);
+      expect(scans).toBeGreaterThan(0);
+    } finally {
+      if (!(alerting instanceof Error)) await alerting.close();
     }
   }, 60_000);
 

@@ -8,6 +8,8 @@ import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/log.ts';
 import { startJobWorkers, type RunningWorkers } from '../../engine/queue/job-workers.ts';
 import { DEFAULT_PREFIX } from '../../engine/queue/queue-names.ts';
+import { whenReady } from '../../engine/queue/connection-ready.ts';
+import { describeError } from '../../core/errors.ts';
 import { syncSchedulers, type SyncResult } from './schedulers.ts';
 import type { Redactor } from '../../core/redact.ts';
 import type { AlertSender } from './alert-sender.ts';
@@ -96,12 +98,37 @@ export async function startAlerting(options: AlertingOptions): Promise<Alerting>
   });
   let schedulers: SyncResult | undefined;
   try {
-    if (options.schedule !== false) schedulers = await untilAborted(syncSchedulers({ connection: options.connection, prefix, config: options.config, log }), options.signal);
+    if (options.schedule !== false) schedulers = await syncWhenReady(options, prefix, log);
   } catch (err) {
     await workers.close();
     throw err;
   }
   return { store, reconciler, workers, schedulers, close: () => workers.close() };
+}
+
+/** Tries at putting the schedulers in place, each after the connection is (back) up. */
+const SYNC_ATTEMPTS = 5;
+
+/**
+ * A process started during a Sentinel failover can see its connection end before it is first
+ * ready (reconnect-when-ended.ts brings it back): the first sync then fails with "Connection is
+ * closed", and without another try the process would never scan. Each retry waits for the
+ * connection's next 'ready'; any other failure, or the last try's, is thrown.
+ */
+async function syncWhenReady(options: AlertingOptions, prefix: string, log: Logger): Promise<SyncResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await untilAborted(syncSchedulers({ connection: options.connection, prefix, config: options.config, log }), options.signal);
+    } catch (err) {
+      if (options.signal?.aborted || attempt >= SYNC_ATTEMPTS || !isConnectionClosed(err)) throw err;
+      log.warn({ err: describeError(err), attempt, of: SYNC_ATTEMPTS }, 'the scan schedulers could not be put in place: the Redis connection closed; trying again once it is back');
+      await untilAborted(whenReady(options.connection), options.signal);
+    }
+  }
+}
+
+function isConnectionClosed(err: unknown): boolean {
+  return /Connection is closed/.test(err instanceof Error ? err.message : String(err));
 }
 
 /** The promise, or a rejection as soon as `signal` aborts (the promise's own outcome is then dropped). */
