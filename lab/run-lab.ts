@@ -104,7 +104,9 @@ async function runClickStep(s: LabSession, step: LabClickStep): Promise<void> {
   const before = s.emulator.messages.length;
   await s.emulator.clickButton({ appUrl: s.appUrl, ...button, user: LAB_USERS[step.user], channel: LAB_CHANNELS.ops });
   await s.emulator.waitFor((e) => e.messages.length >= before + step.expectMessages, { timeoutMs: STEP_TIMEOUT_MS, description: `${step.expectMessages} answer(s) to the click` });
-  await settle(() => s.emulator.messages.reduce((n, m) => n + 1 + m.updates.length, 0), 300);
+  // An approved repair re-runs its check, and the alert it answers is edited through the paced sender
+  // (about one call a second): wait for that too, so the edit is counted with this click.
+  await settle(() => s.emulator.messages.reduce((n, m) => n + 1 + m.updates.length, 0), 1_600);
 }
 
 /** Nobody types: the world changes and the alert channel must change by itself. Says how long it took. */
