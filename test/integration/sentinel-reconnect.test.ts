@@ -14,6 +14,7 @@ import { parseConfigText } from '../../src/core/config.ts';
 import { finishReport } from '../../src/core/report.ts';
 import type { Adapters } from '../../src/adapters/adapters.ts';
 import type { JobDefinition } from '../../src/engine/job-types.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
 import { freshPrefix, waitUntil } from '../helpers/redis.ts';
 
 /**
@@ -172,6 +173,32 @@ schedules: { macs: 300ms }
       expect(scans).toBeGreaterThan(0);
     } finally {
       if (!(alerting instanceof Error)) await alerting.close();
+    }
+  }, 60_000);
+
+  it('a producer whose connection ends before its first ready queues the first job asked once the connection is back', async () => {
+    const prefix = freshPrefix('reconnect-producer');
+    lab = await startSentinelLab({ prefix });
+    const producer = createRedis(redisSettingsFrom(lab.env).settings, 'producer');
+    producer.on('error', () => undefined);
+    clients.push(producer);
+    let ended = 0;
+    producer.on('end', () => ended++);
+    const queues = new JobQueues(producer, createRedactor([]), prefix, 2_000, { failover: true, replicasToWait: 0 });
+    // The Queue is made (and starts its BullMQ connection) while the connection asks a sentinel for the primary.
+    queues.queue('probe');
+    producer.disconnect(true);
+    await waitUntil(() => producer.status === 'connecting', 5_000, 1);
+    producer.disconnect(true);
+    await waitUntil(() => ended > 0, 5_000, 5);
+    try {
+      await waitUntil(() => producer.status === 'ready', 10_000, 20);
+      const id = await queues.enqueue('probe', { target: 'first', requestedBy: 'test' });
+      expect(ended).toBe(1);
+      expect(await queues.queue('probe').getJobCounts('waiting')).toEqual({ waiting: 1 });
+      expect((await queues.queue('probe').getJob(id))?.data).toMatchObject({ target: 'first' });
+    } finally {
+      await queues.close();
     }
   }, 60_000);
 
