@@ -49,7 +49,7 @@ function measure(content: { text: string; blocks?: unknown[] }): { lines: number
 }
 
 function subjectOf(firstLine: string): string {
-  return firstLine.replace(/:[a-z0-9_+-]+:/g, '').replace(/<@\w+>/g, 'someone').split(/: | — /)[0]!.replace(/\d+/g, '#').trim().slice(0, 80);
+  return firstLine.replace(/:[a-z0-9_+-]+:/g, '').replace(/<@\w+>/g, 'someone').split(/: | — /)[0]!.replace(/\d+/g, '#').slice(0, 80).trim();
 }
 
 function stepRows(step: LabStep, index: number, emulator: SlackEmulator, fromSeq: number, toSeq: number): MessageLength[] {
