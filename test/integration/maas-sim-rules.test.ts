@@ -76,6 +76,20 @@ describe('who may do what (no RBAC)', () => {
     expect((await raw('GET', 'machines/?op=power_parameters')).status).toBe(200);
   });
 
+  it('R-VIEW-MACHINES: a non-admin lists unowned machines and its own only, and reads no one\'s power parameters (a bare 403)', async () => {
+    await start({
+      userIsAdmin: false,
+      user: 'ops',
+      machines: [
+        m({ system_id: 'own001', hostname: 'mine', status: 'Deployed', owner: 'ops', macs: [OLD] }),
+        m({ system_id: 'oth002', hostname: 'theirs', status: 'Deployed', owner: 'alice', macs: ['52:54:00:00:00:02'] }),
+        m({ system_id: 'fre003', hostname: 'free', status: 'Ready', macs: ['52:54:00:00:00:03'] }),
+      ],
+    });
+    expect((await client?.listMachines())?.map((x) => x.system_id).sort()).toEqual(['fre003', 'own001']);
+    expect(await raw('GET', 'machines/own001/?op=power_parameters')).toEqual({ status: 403, text: '' });
+  });
+
   it('R-ADMIN-IFACE: a machine interface edit needs an admin, even the owner gets 403', async () => {
     const s = await start({ ...world(false), machines: [m({ system_id: 'aaa001', hostname: 'one', status: 'Broken', owner: 'admin', macs: [OLD] })] });
     const id = s.state.machines[0]?.interfaces[0]?.id ?? 0;
