@@ -166,7 +166,7 @@ class PinnedSession implements SshSession {
   }
 
   async stream(command: SafeCommand, onLine: (line: string) => void): Promise<StreamingCommand> {
-    if (this.#closed) throw new ChatopsError('SSH_FAILED', `the SSH connection to ${hostLabel(this.target)} is closed`);
+    this.#assertOpen();
     return streamCommand(this.client, hostLabel(this.target), command, onLine);
   }
 
@@ -176,7 +176,7 @@ class PinnedSession implements SshSession {
   }
 
   async exec(command: SafeCommand, options: ExecOptions = {}): Promise<CommandResult> {
-    if (this.#closed) throw new ChatopsError('SSH_FAILED', `the SSH connection to ${hostLabel(this.target)} is closed`);
+    this.#assertOpen();
     return this.#limiter.run(async () => {
       const started = performance.now();
       try {
@@ -193,6 +193,10 @@ class PinnedSession implements SshSession {
   close(): void {
     this.#closed = true;
     this.client.end();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ChatopsError('SSH_FAILED', `the SSH connection to ${hostLabel(this.target)} is closed`);
   }
 }
 
