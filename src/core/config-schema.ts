@@ -20,6 +20,7 @@ const cidr = (example: string) => z.string().refine(isCidr, `must be a CIDR such
 
 const name = z.string().regex(NAME_RE, 'must be letters, digits, ".", "_" or "-" (at most 63)');
 const host = z.string().regex(HOST_RE, 'must be a host name or an IP address');
+const labelName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a Prometheus label name');
 const secretRef = z.string().min(1, 'must not be empty');
 const duration = z
   .string()
@@ -136,10 +137,10 @@ export const configSchema = z.strictObject({
         .array(
           z
             .strictObject({
-              match: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a Prometheus label name'), z.string().max(1024)).refine((m) => Object.keys(m).length > 0, 'must name at least one label'),
+              match: z.record(labelName, z.string().max(1024)).refine((m) => Object.keys(m).length > 0, 'must name at least one label'),
               check: name,
               target: name.optional(),
-              targetLabel: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a Prometheus label name').optional(),
+              targetLabel: labelName.optional(),
             })
             .refine((r) => (r.target === undefined) !== (r.targetLabel === undefined), 'needs exactly one of target (a fixed site or cluster) or targetLabel (the label that names it)'),
         )
