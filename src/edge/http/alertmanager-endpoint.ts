@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../core/config.ts';
 import { describeError } from '../../core/errors.ts';
@@ -9,6 +9,7 @@ import { ALERTMANAGER_JOB, type AlertmanagerJobData } from '../alerts/alertmanag
 import { parseWebhook, type WebhookGroup } from '../alerts/alertmanager-payload.ts';
 import { routeGroup, type RoutedCheck } from '../alerts/alertmanager-routes.ts';
 import { sendJson, type Route } from './health.ts';
+import { sameSecret } from './same-secret.ts';
 
 export type IntakeOutcome = 'accepted' | 'duplicate' | 'unmatched' | 'unknown_target' | 'unknown_check' | 'unauthorized' | 'invalid';
 
@@ -111,9 +112,7 @@ function identity(group: WebhookGroup, routed: RoutedCheck): string {
 
 function authorized(header: string | undefined, token: string): boolean {
   const m = /^Bearer (.+)$/.exec(header ?? '');
-  if (!m?.[1]) return false;
-  const given = createHash('sha256').update(m[1]).digest();
-  return timingSafeEqual(given, createHash('sha256').update(token).digest());
+  return m?.[1] ? sameSecret(m[1], token) : false;
 }
 
 function readJson(req: IncomingMessage): Promise<{ body: unknown } | { status: number; error: string }> {

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Job, JobState, Queue } from 'bullmq';
 import type { AuditRecorder } from '../../engine/audit/audit-log.ts';
@@ -8,6 +7,7 @@ import { createLoginThrottle, type LoginThrottleOptions } from '../../core/login
 import { queueBoardHandler } from './queue-board.ts';
 import { redactDeep, type Redactor } from '../../core/redact.ts';
 import { Secret } from '../../core/secret.ts';
+import { sameSecret } from './same-secret.ts';
 
 /*
  * A read-only view of the BullMQ queues: Bull Board (in readOnlyMode) at /admin/queues, and our
@@ -147,11 +147,6 @@ export function isAuthorized(header: string | undefined, auth: DashboardAuth): b
   const userOk = sameSecret(decoded.slice(0, colon), auth.user.reveal());
   const passwordOk = sameSecret(decoded.slice(colon + 1), auth.password.reveal());
   return userOk && passwordOk;
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-  return timingSafeEqual(digest(given), digest(expected));
 }
 
 /** Counts and the latest jobs of each queue; every string in the result has passed the redactor. */
