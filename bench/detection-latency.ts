@@ -27,16 +27,14 @@ import { startAlerting, type Alerting } from '../src/edge/alerts/start-alerting.
 import { startWatchScans } from '../src/edge/alerts/watch-scans.ts';
 import type { ClusterWatches } from '../src/edge/alerts/cluster-watch.ts';
 import { createSlackGateway, type SlackGateway } from '../src/edge/slack/gateway.ts';
-import type { JobDefinition } from '../src/engine/job-types.ts';
 import { JobQueues } from '../src/engine/queue/job-queues.ts';
 import { createRedis } from '../src/engine/queue/redis-connection.ts';
 import { Registry } from 'prom-client';
 import { dnsHash, EMPTY_SET_HASH } from '../src/features/dns/dns-hash.ts';
-import { findJob } from '../jobs/index.ts';
 import { dnsLabScenario, kubeconfigFor, startKubeSimulator, type KubeSimulator } from '../lab/kube-sim/index.ts';
 import { dnsResource, randomApiKey, scenario, startMaasSimulator, type MaasSimulator } from '../lab/maas-sim/index.ts';
 import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
-import { alertRounds, deleteKeysUnder, latencyRow, quantile, type Round } from './lib/alert-rounds.ts';
+import { alertRounds, deleteKeysUnder, jobsNotingStarts, latencyRow, quantile, type Round } from './lib/alert-rounds.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -95,17 +93,7 @@ async function rig(mode: 'watch' | 'scan'): Promise<Rig> {
   const producer = createRedis(REDIS_URL, 'producer');
   const sender: SlackGateway = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log });
   const scanStarts: number[] = [];
-  const timed = (name: string): JobDefinition | undefined => {
-    const job = findJob(name);
-    if (!job) return undefined;
-    return {
-      name: job.name,
-      run: async (ctx, data) => {
-        if (name === 'dns-check') scanStarts.push(Date.now());
-        return job.run(ctx, data);
-      },
-    };
-  };
+  const timed = jobsNotingStarts('dns-check', scanStarts);
   const alerting: Alerting = await startAlerting({ connection: worker, prefix, config, adapters, sender, log, redact, quietMs: 0, findJob: timed });
   const queues = new JobQueues(producer, redact, prefix);
   const watches: ClusterWatches | undefined = startWatchScans({ config, adapters, enqueue: (n, d, o) => queues.enqueue(n, d, o), registry: new Registry(), log });

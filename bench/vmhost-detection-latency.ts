@@ -17,7 +17,6 @@
  */
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
-import { findJob } from '../jobs/index.ts';
 import { machine, virshPower } from '../lab/maas-sim/index.ts';
 import { startSlackEmulator, type SlackEmulator } from '../lab/slack-emulator/index.ts';
 import { startMacLab, type MacLab, type SimVmHost, type VmDomain } from '../lab/vmhost-sim/index.ts';
@@ -28,10 +27,9 @@ import { startAlerting, type Alerting } from '../src/edge/alerts/start-alerting.
 import { startVmHostWatchScans } from '../src/edge/alerts/vm-host-watch-scans.ts';
 import type { VmHostWatches } from '../src/edge/alerts/vm-host-watch.ts';
 import { createSlackGateway, type SlackGateway } from '../src/edge/slack/gateway.ts';
-import type { JobDefinition } from '../src/engine/job-types.ts';
 import { JobQueues } from '../src/engine/queue/job-queues.ts';
 import { createRedis } from '../src/engine/queue/redis-connection.ts';
-import { alertRounds, deleteKeysUnder, latencyRow, quantile, until, type Round } from './lib/alert-rounds.ts';
+import { alertRounds, deleteKeysUnder, jobsNotingStarts, latencyRow, quantile, until, type Round } from './lib/alert-rounds.ts';
 import { machineContext, ms, writeResultsSection } from './lib/results-md.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -79,17 +77,7 @@ async function rig(mode: 'watch' | 'scan'): Promise<Rig> {
   const producer = createRedis(REDIS_URL, 'producer');
   const sender: SlackGateway = createSlackGateway({ token: slack.botToken, slackApiUrl: slack.apiUrl, redact, log });
   const scanStarts: number[] = [];
-  const timed = (name: string): JobDefinition | undefined => {
-    const job = findJob(name);
-    if (!job) return undefined;
-    return {
-      name: job.name,
-      run: async (ctx, data) => {
-        if (name === 'mac-diff') scanStarts.push(Date.now());
-        return job.run(ctx, data);
-      },
-    };
-  };
+  const timed = jobsNotingStarts('mac-diff', scanStarts);
   const alerting: Alerting = await startAlerting({ connection: worker, prefix, config, adapters: lab.adapters, sender, log, redact, quietMs: 0, findJob: timed });
   const queues = new JobQueues(producer, redact, prefix);
   const watches: VmHostWatches | undefined = startVmHostWatchScans({ config, adapters: lab.adapters, enqueue: (n, d, o) => queues.enqueue(n, d, o), registry: new Registry(), log });

@@ -1,4 +1,6 @@
 import type { Redis } from 'ioredis';
+import { findJob } from '../../jobs/index.ts';
+import type { JobDefinition } from '../../src/engine/job-types.ts';
 import type { SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { ms } from './results-md.ts';
 
@@ -94,4 +96,19 @@ export async function alertRounds<R extends RoundRig>(plan: RoundPlan<R>): Promi
   } finally {
     await rig.close();
   }
+}
+
+/** The registry's jobs, with each start of `kind` noted in `starts` (Date.now() time): when the scan that finds a change began. */
+export function jobsNotingStarts(kind: string, starts: number[]): (name: string) => JobDefinition | undefined {
+  return (name) => {
+    const job = findJob(name);
+    if (!job) return undefined;
+    return {
+      name: job.name,
+      run: async (ctx, data) => {
+        if (name === kind) starts.push(Date.now());
+        return job.run(ctx, data);
+      },
+    };
+  };
 }
