@@ -572,13 +572,14 @@ export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string |
   if (empty && empty.evidence.expected === true) {
     return 'API record empty while no control-plane machine runs: expected with a controller that keeps no hash cache; it heals when one runs again';
   }
-  if (has('DNS_RECORD_EMPTY') && find('DNS_EMPTY_HASH_CACHED')?.severity !== 'info' && has('DNS_EMPTY_HASH_CACHED')) {
-    const desired = (find('DNS_EMPTY_HASH_CACHED')?.evidence as { desired?: string[] } | undefined)?.desired ?? [];
+  const cached = find('DNS_EMPTY_HASH_CACHED');
+  if (empty && cached && cached.severity !== 'info') {
+    const desired = (cached.evidence as { desired?: string[] }).desired ?? [];
     return desired.length === 0
       ? 'API record WIPED, empty-set hash cached: no running control-plane machine has an IP, so the controller keeps it empty'
       : 'API record WIPED, empty-set hash cached: the controller re-applies it only when it reconciles again, and has not';
   }
-  if (has('DNS_RECORD_EMPTY')) return `API record WIPED: ${find('DNS_RECORD_EMPTY')?.subject} resolves to nothing`;
+  if (empty) return `API record WIPED: ${empty.subject} resolves to nothing`;
   if (has('DNS_RECORD_MISSING')) return `API record MISSING: MAAS has no DNS resource for ${find('DNS_RECORD_MISSING')?.subject}`;
   if (has('DNS_RECORD_AMBIGUOUS')) return `API record AMBIGUOUS: several MAAS DNS resources for ${find('DNS_RECORD_AMBIGUOUS')?.subject}, none picked`;
   if (has('DNS_HASH_MASKS_DRIFT')) return 'API record DRIFTED and hidden by the hash cache: an unpatched controller will not repair it';
@@ -594,7 +595,6 @@ export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string |
   if (probe) return `Could not check: ${firstSentence(String(probe.evidence.reason))}`;
   if (has('DNS_CP_NOT_RUNNING')) return 'No control-plane machine runs: the API record is at risk of being wiped';
   if (has('DNS_CP_NO_IP_IN_SUBNETS')) return 'Control plane runs but has no IP in the preferred subnets: the API record is not maintained';
-  const cached = find('DNS_EMPTY_HASH_CACHED');
   if (cached && cached.severity !== 'info') return 'API record healthy now, but the empty-set hash is cached: a wipe happened before';
   if (has('DNS_CONTROLLER_VULNERABLE')) return 'API record healthy; the controller release is vulnerable to the DNS wipe (PCP-6608)';
   if (has('DNS_NO_CONTROL_PLANE')) return 'No control-plane machine: an empty API record is expected';
