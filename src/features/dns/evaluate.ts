@@ -282,6 +282,7 @@ function singleRecordFindings(ctx: Context, resource: DnsResource): Finding[] {
   const noControlPlane = desired.existingCount === 0;
   const preserving = desired.ips.length === 0 && !noControlPlane;
   const differs = !sameSet(recorded, desired.ips);
+  const gone = goneIps(ctx, recorded);
 
   if (noControlPlane) findings.push(noControlPlaneFinding(ctx, recorded));
 
@@ -296,8 +297,8 @@ function singleRecordFindings(ctx: Context, resource: DnsResource): Finding[] {
       evidence: { fqdn, resourceId: resource.id, recorded, desired: desired.ips, machines: machinesEvidence(desired.controlPlane) },
       fix: restoreFix(ctx),
     });
-  } else if (preserving && desired.runningCount === 0 && recorded.length > 0 && goneIps(ctx, recorded).length > 0) {
-    findings.push(staleRecords(ctx, resource, recorded));
+  } else if (preserving && desired.runningCount === 0 && recorded.length > 0 && gone.length > 0) {
+    findings.push(staleRecords(ctx, resource, recorded, gone));
   } else if (differs && !preserving && recorded.length > 0) {
     const overlap = recorded.some((ip) => desired.ips.includes(ip));
     findings.push({
@@ -459,8 +460,7 @@ function goneIps(ctx: Context, recorded: readonly string[]): string[] {
   return recorded.filter((ip) => !known.has(ip));
 }
 
-function staleRecords(ctx: Context, resource: DnsResource, recorded: string[]): Finding {
-  const gone = goneIps(ctx, recorded);
+function staleRecords(ctx: Context, resource: DnsResource, recorded: string[], gone: string[]): Finding {
   const waiting = ctx.desired.controlPlane.filter((m) => !m.deleting);
   const why =
     ctx.controllerState === 'fixed'
