@@ -4,7 +4,7 @@ import { answerKey } from './answer-board.ts';
 import type { CommandReply } from './command-contract.ts';
 import type { SlackGateway } from './gateway.ts';
 import { slackErrorOf, type OutgoingMessage } from './message-budget.ts';
-import { findResultOf } from './post-once.ts';
+import { findResultOf, readBackFrom } from './post-once.ts';
 import { toSlackText } from './mrkdwn.ts';
 import { ResponseUrlError } from './response-url.ts';
 
@@ -65,7 +65,7 @@ export async function deliverReply(reply: CommandReply, to: ReplyDestination, sl
 async function mayPostRunning(key: string, to: ReplyDestination, slack: SlackGateway, log: Logger): Promise<boolean> {
   const claimed = await slack.answers.claimRunning(key);
   if (claimed !== undefined) return claimed;
-  const found = await findResultOf(slack.reader, to.channel, key, String(Math.floor(Date.now() / 1000) - 60));
+  const found = await findResultOf(slack.reader, to.channel, key, readBackFrom(Date.now()));
   if (found.ts) return false;
   log.info({ channel: to.channel, channelRead: found.read }, 'Redis cannot say whether the result came first, and the channel does not show it: the running answer is posted');
   return true;

@@ -95,7 +95,12 @@ export interface PostOnceResult {
 
 /** A new idempotency key and the `oldest` bound for reading it back. */
 export function newPostKey(now = Date.now()): { postId: string; oldest: string } {
-  return { postId: randomUUID(), oldest: String(Math.floor(now / 1000) - 60) };
+  return { postId: randomUUID(), oldest: readBackFrom(now) };
+}
+
+/** Where a read-back of the bot's own posts starts: a minute before `at` (ms), in Slack's seconds (`oldest`). */
+export function readBackFrom(at: number): string {
+  return String(Math.floor(at / 1000) - 60);
 }
 
 export function postMetadata(postId: string, answerTo?: string, resultOf?: string) {

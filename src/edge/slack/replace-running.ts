@@ -2,7 +2,7 @@ import type { Logger } from '../../core/log.ts';
 import type { ReplyTarget } from '../../engine/notifier.ts';
 import { answerKey } from './answer-board.ts';
 import type { SlackGateway } from './gateway.ts';
-import { findAnswerTo } from './post-once.ts';
+import { findAnswerTo, readBackFrom } from './post-once.ts';
 import { RESPONSE_URL_TTL_MS } from './response-url.ts';
 
 /*
@@ -51,7 +51,7 @@ export async function placeForResult(slack: SlackGateway, target: ReplyTarget, l
 /** The board cannot say where the running answer is: its metadata names the command, so the channel can. */
 async function lookInTheChannel(slack: SlackGateway, target: ReplyTarget, key: string, log: Logger, now: () => number, onSecondMessage?: (reason: string) => void): Promise<ResultPlace> {
   const where = { channel: target.channel };
-  const oldest = String(Math.floor((target.askedAt ?? now()) / 1000) - 60);
+  const oldest = readBackFrom(target.askedAt ?? now());
   const found = await findAnswerTo(slack.reader, target.channel, key, oldest);
   if (found.ts) {
     log.info(where, 'where the running answer is was not known: found in the channel, the result replaces it');
