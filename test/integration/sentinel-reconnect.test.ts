@@ -34,6 +34,24 @@ describe('Sentinel connections across a failover', () => {
     lab = undefined;
   }, 60_000);
 
+  /** A client of the lab, its errors swallowed, disconnected after the test; `ended()` counts its 'end' events. */
+  function labClient(role: 'producer' | 'worker'): { client: Redis; ended: () => number } {
+    const client = createRedis(redisSettingsFrom(lab!.env).settings, role);
+    client.on('error', () => undefined);
+    clients.push(client);
+    let ends = 0;
+    client.on('end', () => ends++);
+    return { client, ended: () => ends };
+  }
+
+  /** What ioredis's failover detector does: the connection drops, and is told to again while it asks a sentinel for the primary. */
+  async function dropWhileResolving(c: Redis, ended: () => number): Promise<void> {
+    c.disconnect(true);
+    await waitUntil(() => c.status === 'connecting', 5_000, 1);
+    c.disconnect(true);
+    await waitUntil(() => ended() > 0, 5_000, 5);
+  }
+
   it('a connection told to reconnect while it asks a sentinel for the primary comes back (what the failover detector does)', async () => {
     lab = await startSentinelLab({ prefix: freshPrefix('reconnect') });
     const c = createRedis(redisSettingsFrom(lab.env).settings, 'worker');
@@ -51,13 +69,8 @@ describe('Sentinel connections across a failover', () => {
   it('a worker whose connection ended that way takes the next job within seconds of the connection coming back', async () => {
     const prefix = freshPrefix('reconnect-worker');
     lab = await startSentinelLab({ prefix });
-    const settings = redisSettingsFrom(lab.env).settings;
-    const producer = createRedis(settings, 'producer');
-    const connection = createRedis(settings, 'worker');
-    for (const c of [producer, connection]) {
-      c.on('error', () => undefined);
-      clients.push(c);
-    }
+    const { client: producer } = labClient('producer');
+    const { client: connection, ended } = labClient('worker');
     await waitUntil(() => producer.status === 'ready' && connection.status === 'ready', 10_000, 20);
     const ran: string[] = [];
     const workers: RunningWorkers = startJobWorkers({
@@ -72,17 +85,11 @@ describe('Sentinel connections across a failover', () => {
     try {
       await queue.add('probe', { target: 'before' });
       await waitUntil(() => ran.length === 1, 10_000, 20);
-      // What the failover detector does: the connection drops, and is told to again while it asks a sentinel for the primary.
-      let ended = 0;
-      connection.on('end', () => ended++);
-      connection.disconnect(true);
-      await waitUntil(() => connection.status === 'connecting', 5_000, 1);
-      connection.disconnect(true);
-      await waitUntil(() => ended > 0, 5_000, 5);
+      await dropWhileResolving(connection, ended);
       await queue.add('probe', { target: 'after' });
       // BullMQ's own 15 s wait after a call that failed for want of a connection kept it idle for about 20 s.
       await waitUntil(() => ran.length === 2, 12_000, 50).catch(() => undefined);
-      expect(ended).toBe(1);
+      expect(ended()).toBe(1);
       expect(connection.status).toBe('ready');
       expect(ran).toEqual(['before', 'after']);
     } finally {
@@ -94,15 +101,8 @@ describe('Sentinel connections across a failover', () => {
   it('a worker started on a connection that ends before its first ready takes jobs once the connection is back', async () => {
     const prefix = freshPrefix('reconnect-start');
     lab = await startSentinelLab({ prefix });
-    const settings = redisSettingsFrom(lab.env).settings;
-    const producer = createRedis(settings, 'producer');
-    const connection = createRedis(settings, 'worker');
-    for (const c of [producer, connection]) {
-      c.on('error', () => undefined);
-      clients.push(c);
-    }
-    let ended = 0;
-    connection.on('end', () => ended++);
+    const { client: producer } = labClient('producer');
+    const { client: connection, ended } = labClient('worker');
     const ran: string[] = [];
     const lines: { msg: string; job?: string }[] = [];
     const log = createLogger({ level: 'info', destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(chunk.toString())), done()) }) });
@@ -116,16 +116,13 @@ describe('Sentinel connections across a failover', () => {
       redact: createRedactor([]),
       prefix,
     });
-    connection.disconnect(true);
-    await waitUntil(() => connection.status === 'connecting', 5_000, 1);
-    connection.disconnect(true);
-    await waitUntil(() => ended > 0, 5_000, 5);
+    await dropWhileResolving(connection, ended);
     const queue = new Queue(queueNameFor('probe'), { connection: producer, prefix });
     queue.on('error', () => undefined);
     try {
       await queue.add('probe', { target: 'first' });
       await waitUntil(() => ran.length === 1, 12_000, 50).catch(() => undefined);
-      expect(ended).toBe(1);
+      expect(ended()).toBe(1);
       expect(connection.status).toBe('ready');
       expect(ran).toEqual(['first']);
       // Said once, clearly, and once more when it works again.
@@ -142,11 +139,7 @@ describe('Sentinel connections across a failover', () => {
   it('drift alerting started on a connection that ends before its first ready puts its schedulers in place and scans once the connection is back', async () => {
     const prefix = freshPrefix('reconnect-alerting');
     lab = await startSentinelLab({ prefix });
-    const connection = createRedis(redisSettingsFrom(lab.env).settings, 'worker');
-    connection.on('error', () => undefined);
-    clients.push(connection);
-    let ended = 0;
-    connection.on('end', () => ended++);
+    const { client: connection, ended } = labClient('worker');
     const { config } = parseConfigText(
       `
 maas: { region-a: { url: http://127.0.0.1:9/MAAS, apiKey: env:K } }
@@ -160,16 +153,13 @@ schedules: { macs: 300ms }
     const macDiff: JobDefinition = { name: 'mac-diff', run: async (_ctx, data) => (scans++, [finishReport({ kind: 'mac-diff', target: data.target, verdict: 'every MAC matches', findings: [] }, new Date())]) };
     expect(connection.status).toBe('connecting');
     const starting = startAlerting({ connection, prefix, config, adapters: {} as Adapters, log: silentLogger(), redact: createRedactor([]), findJob: (name) => (name === 'mac-diff' ? macDiff : undefined) });
-    connection.disconnect(true);
-    await waitUntil(() => connection.status === 'connecting', 5_000, 1);
-    connection.disconnect(true);
-    await waitUntil(() => ended > 0, 5_000, 5);
+    await dropWhileResolving(connection, ended);
     const alerting = await starting.catch((err: Error) => err);
     try {
       expect(alerting).not.toBeInstanceOf(Error);
       expect((alerting as Alerting).schedulers?.upserted).toEqual(['scan:mac-diff:site-b']);
       await waitUntil(() => scans > 0, 12_000, 50).catch(() => undefined);
-      expect(ended).toBe(1);
+      expect(ended()).toBe(1);
       expect(scans).toBeGreaterThan(0);
     } finally {
       if (!(alerting instanceof Error)) await alerting.close();
@@ -179,22 +169,15 @@ schedules: { macs: 300ms }
   it('a producer whose connection ends before its first ready queues the first job asked once the connection is back', async () => {
     const prefix = freshPrefix('reconnect-producer');
     lab = await startSentinelLab({ prefix });
-    const producer = createRedis(redisSettingsFrom(lab.env).settings, 'producer');
-    producer.on('error', () => undefined);
-    clients.push(producer);
-    let ended = 0;
-    producer.on('end', () => ended++);
+    const { client: producer, ended } = labClient('producer');
     const queues = new JobQueues(producer, createRedactor([]), prefix, 2_000, { failover: true, replicasToWait: 0 });
     // The Queue is made (and starts its BullMQ connection) while the connection asks a sentinel for the primary.
     queues.queue('probe');
-    producer.disconnect(true);
-    await waitUntil(() => producer.status === 'connecting', 5_000, 1);
-    producer.disconnect(true);
-    await waitUntil(() => ended > 0, 5_000, 5);
+    await dropWhileResolving(producer, ended);
     try {
       await waitUntil(() => producer.status === 'ready', 10_000, 20);
       const id = await queues.enqueue('probe', { target: 'first', requestedBy: 'test' });
-      expect(ended).toBe(1);
+      expect(ended()).toBe(1);
       expect(await queues.queue('probe').getJobCounts('waiting')).toEqual({ waiting: 1 });
       expect((await queues.queue('probe').getJob(id))?.data).toMatchObject({ target: 'first' });
     } finally {
