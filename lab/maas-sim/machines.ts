@@ -5,6 +5,7 @@
  */
 import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import { machineJson } from './render.ts';
+import { nodeEvent } from './events.ts';
 import { MAC_FIELD_RE, normaliseMac, type SimMachine } from './scenario.ts';
 import { knownPools, knownTags, knownZones } from './scenario-lookups.ts';
 import { adminOnly, conflict, forbidden, invalid, isAdmin, notFound, ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
@@ -162,7 +163,7 @@ export function commissioningRelease(ctx: SimContext): { osystem: string; releas
 function logEvent(ctx: SimContext, m: SimMachine, type: string, level: string, description: string): void {
   const events = (ctx.state.events ??= []);
   const id = Math.max(0, ...events.map((e) => e.id)) + 1;
-  events.push({ id, node: m.system_id, hostname: m.hostname, username: ctx.caller.username, level, created: new Date(ctx.now()).toISOString(), type, description });
+  events.push(nodeEvent({ id, node: m, username: ctx.caller.username, level, created: new Date(ctx.now()), type, description }));
 }
 
 /** POST machines/<id>/?op=mark_fixed: Broken only; back to Deployed if it was Deployed, else Ready (ownerless). */
