@@ -6,7 +6,7 @@
 import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import { machineJson } from './render.ts';
 import { nodeEvent } from './events.ts';
-import { MAC_FIELD_RE, normaliseMac, type SimMachine } from './scenario.ts';
+import { MAC_FIELD_RE, normaliseMac, type SimMachine, type SimRackController } from './scenario.ts';
 import { knownPools, knownTags, knownZones } from './scenario-lookups.ts';
 import { adminOnly, conflict, forbidden, invalid, isAdmin, notFound, ok, text, type SimContext, type SimRequest, type SimResponse } from './sim-http.ts';
 
@@ -140,7 +140,11 @@ function breakMachine(m: SimMachine, before: number, comment: string): void {
 
 /** Whether MAAS can reach any rack over RPC (a scenario that names no rack has a healthy one: scenario.ts). */
 function anyRackConnected(ctx: SimContext): boolean {
-  return ctx.state.rackControllers.some((r) => r.connected !== false);
+  return connectedRacks(ctx).length > 0;
+}
+
+function connectedRacks(ctx: SimContext): SimRackController[] {
+  return ctx.state.rackControllers.filter((r) => r.connected !== false);
 }
 
 /**
@@ -150,7 +154,7 @@ function anyRackConnected(ctx: SimContext): boolean {
  */
 export function commissioningImageMissing(ctx: SimContext): string | undefined {
   const { osystem, release } = commissioningRelease(ctx);
-  const connected = ctx.state.rackControllers.filter((r) => r.connected !== false);
+  const connected = connectedRacks(ctx);
   const everywhere = connected.length > 0 && connected.every((r) => (r.bootImages ?? []).some((i) => i.name === `${osystem}/${release}`));
   return everywhere ? undefined : `Ephemeral operating system ${osystem} ${release} is unavailable.`;
 }
