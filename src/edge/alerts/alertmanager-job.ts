@@ -11,6 +11,7 @@ import { evidenceChange, shownEvidenceOf, type EvidenceChange, type ShownEvidenc
 import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
 import type { AlertMessage } from './alert-message.ts';
 import type { AlertSender } from './alert-sender.ts';
+import { postEvidenceReplies } from './evidence-replies.ts';
 import type { AlertStore } from './alert-store.ts';
 import { waitForLock, type HeldLock } from './redis-lock.ts';
 import { SCAN_CHECKS } from './scan-checks.ts';
@@ -177,10 +178,8 @@ async function postChangedEvidence(deps: AlertmanagerJobDeps, known: GroupMessag
 
 /** Every finding whole, in the answer's thread; a failure is logged, the answer stands. */
 async function postEvidence(deps: AlertmanagerJobDeps, channel: string, threadTs: string, report: Report, log: Logger): Promise<void> {
-  const { messages, files } = renderEvidence(report);
   try {
-    for (const message of messages) await deps.sender.post(channel, { ...message, threadTs });
-    for (const file of files) await deps.sender.upload?.(channel, threadTs, file);
+    await postEvidenceReplies(deps.sender, channel, threadTs, renderEvidence(report));
   } catch (err) {
     log.warn({ err: describeError(err) }, "could not post the evidence of an Alertmanager answer in its thread");
   }

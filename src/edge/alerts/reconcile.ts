@@ -5,6 +5,7 @@ import type { Report } from '../../core/report.ts';
 import { alertEvidence, renderAlert, threadNote } from './alert-message.ts';
 import type { AlertRecord, Silence } from './alert-record.ts';
 import type { AlertSender } from './alert-sender.ts';
+import { postEvidenceReplies } from './evidence-replies.ts';
 import type { Metrics } from '../../engine/metrics.ts';
 import type { AlertStore } from './alert-store.ts';
 import { alertIdOf } from './fingerprint.ts';
@@ -163,10 +164,8 @@ export class AlertReconciler {
 
   /** The findings whole, in the new alert's thread; a failure is logged, the alert stands. */
   async #postEvidence(channel: string, ts: string, record: AlertRecord): Promise<void> {
-    const { messages, files } = alertEvidence(record);
     try {
-      for (const message of messages) await this.#o.sender.post(channel, { ...message, threadTs: ts });
-      for (const file of files) await this.#o.sender.upload?.(channel, ts, file);
+      await postEvidenceReplies(this.#o.sender, channel, ts, alertEvidence(record));
     } catch (err) {
       this.#o.log.warn({ alert: record.id, err: describeError(err) }, "could not post the alert's evidence in its thread");
     }
