@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
-import type { JobContext } from '../../src/engine/job-types.ts';
 import { machine, rackController, randomApiKey, scenario, startMaasSimulator, virshPower, type MaasSimCall, type ScenarioInput } from '../../lab/maas-sim/index.ts';
 import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { commissionPreflight } from '../../src/features/macs/commission-preflight.ts';
@@ -9,7 +8,7 @@ import { fixMacsRepair } from '../../src/features/macs/repair.ts';
 import { executePlan } from '../../src/engine/repair/executor.ts';
 import { memoryJournal } from '../../src/engine/repair/journal.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/core/log.ts';
+import { macLabContext } from '../helpers/mac-lab-context.ts';
 import type { Report } from '../../src/core/report.ts';
 
 /*
@@ -26,7 +25,6 @@ afterEach(async () => {
   lab = undefined;
 });
 
-const ctxOf = (l: MacLab): JobContext => ({ config: l.config, adapters: l.adapters, log: silentLogger() });
 const FOCAL = { osystem: 'ubuntu', release: 'focal' };
 const focalOn = (arch = 'amd64') => [{ name: 'ubuntu/focal', architecture: arch, subarches: ['generic'] }];
 const rackB = { system_id: 'rack01', hostname: 'rack-b' };
@@ -44,7 +42,7 @@ async function labWith(maas: Omit<ScenarioInput, 'machines'>, failArch = 'amd64/
 }
 
 async function plan(l: MacLab, apply = false): Promise<Report> {
-  const [report] = await fixMacsJob.run(ctxOf(l), { target: 'site-b', requestedBy: 'terminal:ops', apply, interactive: true });
+  const [report] = await fixMacsJob.run(macLabContext(l), { target: 'site-b', requestedBy: 'terminal:ops', apply, interactive: true });
   return report!;
 }
 
@@ -103,10 +101,10 @@ describe('fix-macs: commissioning preflight', () => {
 
   it('asked again at mark_broken: images gone while the plan waited for approval → not marked broken, nothing changed, the reason given', async () => {
     lab = await labWith({ commissioning: FOCAL, rackControllers: [rackController({ ...rackB, bootImages: focalOn() })] });
-    const approved = await fixMacsRepair.plan(ctxOf(lab), 'site-b');
+    const approved = await fixMacsRepair.plan(macLabContext(lab), 'site-b');
     expect(approved.steps.filter((s) => s.subject === 'fc01-vm').map((s) => s.action)).toEqual(['mark-broken', 'set-mac', 'commission']);
     lab.maas.state.rackControllers[0]!.connected = false;
-    const results = await executePlan(approved, { runner: fixMacsRepair.runner(ctxOf(lab), 'site-b'), journal: memoryJournal(), maxSubjects: 50 });
+    const results = await executePlan(approved, { runner: fixMacsRepair.runner(macLabContext(lab), 'site-b'), journal: memoryJournal(), maxSubjects: 50 });
     const markBroken = results.find((r) => r.subject === 'fc01-vm' && r.action === 'mark-broken');
     expect(markBroken).toMatchObject({ outcome: 'refused' });
     expect(markBroken?.detail).toMatch(/^not marked broken, nothing changed: since the plan was made, no rack controller is connected to the region \(rack-b\)/);

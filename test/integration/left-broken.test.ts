@@ -2,10 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fixMacsJob } from '../../jobs/fix-macs.ts';
 import { checkJob } from '../../jobs/check-job.ts';
 import { macDiffCheck } from '../../src/features/macs/index.ts';
-import type { JobContext } from '../../src/engine/job-types.ts';
 import { machine, nodeEvent, rackController, virshPower, type ScenarioInput } from '../../lab/maas-sim/index.ts';
 import { startMacLab, type MacLab } from '../../lab/vmhost-sim/index.ts';
-import { silentLogger } from '../../src/core/log.ts';
+import { macLabContext } from '../helpers/mac-lab-context.ts';
 import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import type { Report } from '../../src/core/report.ts';
 
@@ -26,7 +25,6 @@ afterEach(async () => {
   lab = undefined;
 });
 
-const ctxOf = (l: MacLab): JobContext => ({ config: l.config, adapters: l.adapters, log: silentLogger() });
 const FOCAL = { osystem: 'ubuntu', release: 'focal' };
 const EPHEMERAL_400 = { status: 400, body: 'Ephemeral operating system ubuntu focal is unavailable.', count: 1, path: /op=commission/ };
 
@@ -41,8 +39,8 @@ async function labWith(maas: Omit<ScenarioInput, 'machines'>, extra: Parameters<
   });
 }
 
-const fixMacs = async (l: MacLab, apply: boolean): Promise<Report> => (await fixMacsJob.run(ctxOf(l), { target: 'site-b', requestedBy: 'terminal:ops', apply, interactive: true }))[0]!;
-const macDiff = async (l: MacLab): Promise<Report> => (await macDiffJob.run(ctxOf(l), { target: 'site-b' }))[0]!;
+const fixMacs = async (l: MacLab, apply: boolean): Promise<Report> => (await fixMacsJob.run(macLabContext(l), { target: 'site-b', requestedBy: 'terminal:ops', apply, interactive: true }))[0]!;
+const macDiff = async (l: MacLab): Promise<Report> => (await macDiffJob.run(macLabContext(l), { target: 'site-b' }))[0]!;
 const statusOf = (l: MacLab, id: string) => l.maas.state.machines.find((m) => m.system_id === id)?.status;
 
 /** The first plan: mark_broken and the MAC go through, then MAAS refuses commission as the recorded region did. */
