@@ -147,7 +147,8 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
   const leaseKey = (id: string) => `${base}:plan:${id}:lease`;
 
   async function get(id: string): Promise<StoredPlan | null> {
-    const h = await redis.hgetall(planKey(id));
+    // Both hashes asked at once: one round trip, not two, on every click and every update.
+    const [h, approvedBy] = await Promise.all([redis.hgetall(planKey(id)), redis.hgetall(approvalsKey(id))]);
     if (!h.record || !h.state) return null;
     const record = parsePlanRecord(id, h.record);
     const stored: StoredPlan = {
@@ -165,7 +166,7 @@ export function createPlanStore(redis: Redis, options: { prefix?: string } = {})
     if (h.results) stored.results = JSON.parse(h.results) as StepResult[];
     const required = Number(h.required ?? 1);
     if (required > 1) stored.required = required;
-    const approvals = Object.entries(await redis.hgetall(approvalsKey(id)))
+    const approvals = Object.entries(approvedBy)
       .map(([user, at]) => ({ user, at: Number(at) }))
       .sort((a, b) => a.at - b.at);
     if (approvals.length) stored.approvals = approvals;
