@@ -124,7 +124,7 @@ const handlers: Record<string, Handler> = {
     const ts = str(p.ts);
     const problem = accessProblem(channel, state, 'update') ?? contentProblem(p) ?? (str(p.text) && str(p.text)!.length > UPDATE_TEXT_LIMIT ? 'msg_too_long' : undefined);
     if (problem) return fail(problem);
-    const message = state.messages.find((m) => m.channel === channel && m.ts === ts && !m.ephemeral && !m.deleted);
+    const message = postedMessage(state, channel, ts);
     if (!message) return fail('message_not_found');
     if (message.via !== 'chat.postMessage') return fail('cant_update_message');
     applyUpdate(state, message, { text: str(p.text) ?? message.text, blocks: p.blocks === undefined ? message.blocks : blocksOf(p.blocks), via: 'chat.update' });
@@ -136,7 +136,7 @@ const handlers: Record<string, Handler> = {
     const ts = str(p.ts);
     const problem = accessProblem(channel, state, 'update');
     if (problem) return fail(problem);
-    const message = state.messages.find((m) => m.channel === channel && m.ts === ts && !m.ephemeral && !m.deleted);
+    const message = postedMessage(state, channel, ts);
     if (!message) return fail('message_not_found');
     if (message.via !== 'chat.postMessage') return fail('cant_delete_message');
     message.deleted = true;
@@ -255,6 +255,11 @@ function scopeProblem(scope: string, state: WebApiState): string | undefined {
 
 function visible(state: WebApiState, channel: string): EmulatedMessage[] {
   return state.messages.filter((m) => m.channel === channel && !m.ephemeral && !m.deleted);
+}
+
+/** The channel's message at `ts` that chat.update and chat.delete may find: not ephemeral, not deleted. */
+function postedMessage(state: WebApiState, channel: string | undefined, ts: string | undefined): EmulatedMessage | undefined {
+  return state.messages.find((m) => m.channel === channel && m.ts === ts && !m.ephemeral && !m.deleted);
 }
 
 function withinTs(ts: string, oldest: string | undefined, latest: string | undefined, inclusive: boolean): boolean {
