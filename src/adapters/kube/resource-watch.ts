@@ -1,3 +1,4 @@
+import { jitteredBackoffMs } from '../../core/jittered-backoff.ts';
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 
 /**
@@ -172,10 +173,7 @@ export class ResourceWatch<T extends KubernetesObject> {
     this.#lastError = firstLine(err);
     this.#o.onError?.(err);
     this.#failures++;
-    const { baseMs, maxMs } = this.#o.backoff ?? WATCH_DEFAULTS.backoff;
-    const ceiling = Math.min(maxMs, baseMs * 2 ** (this.#failures - 1));
-    // Full jitter in the upper half: many bots that lost the API server together do not return together.
-    const delay = Math.round(ceiling / 2 + (ceiling / 2) * (this.#o.random ?? Math.random)());
+    const delay = jitteredBackoffMs(this.#failures, this.#o.backoff ?? WATCH_DEFAULTS.backoff, this.#o.random);
     this.#state = 'backing-off';
     const generation = ++this.#generation;
     void this.#informer?.stop();

@@ -1,3 +1,4 @@
+import { jitteredBackoffMs } from '../../core/jittered-backoff.ts';
 import type { SshSession, SshTarget, StreamEnd } from '../../adapters/ssh/types.ts';
 import { parseLifecycleLine } from '../../adapters/ssh/virsh-events.ts';
 import { virshEventCommand } from '../../adapters/ssh/virsh-events.ts';
@@ -300,10 +301,7 @@ class HostWatch {
     this.#restarts[reason]++;
     this.#o.onRestart?.(reason);
     this.#failures++;
-    const { baseMs, maxMs } = this.#o.backoff ?? DEFAULTS.backoff;
-    const ceiling = Math.min(maxMs, baseMs * 2 ** (this.#failures - 1));
-    // Jitter in the upper half: workers that lost a host together do not all come back together.
-    const delay = Math.round(ceiling / 2 + (ceiling / 2) * (this.#o.random ?? Math.random)());
+    const delay = jitteredBackoffMs(this.#failures, this.#o.backoff ?? DEFAULTS.backoff, this.#o.random);
     this.#state = 'backing-off';
     this.log.warn({ reason, err: message, retryInMs: delay }, 'VM host watch interrupted; reconnecting');
     await this.#sleep(delay);
