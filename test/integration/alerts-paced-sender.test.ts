@@ -41,9 +41,13 @@ function heldSlots() {
   };
 }
 
+// The SDK's own backoff after a 429 is random between minTimeout and twice it (500-1000 ms by
+// default), so it could itself be a 1000 ms wait; a fixed 5 ms one leaves Retry-After's wait alone at 1000.
+const fixedBackoff: Partial<SlackGatewayOptions> = { retryConfig: { retries: 3, minTimeout: 5, maxTimeout: 5, randomize: false } };
+
 describe('the Slack gateway paces alerts', () => {
   it('honours a 429: waits Retry-After, then delivers the same post once', async () => {
-    const { slack, sender } = await setup();
+    const { slack, sender } = await setup(fixedBackoff);
     slack.rateLimitNext(1, 1, 'chat.postMessage');
     const timers = watchWaits(() => calls(slack, 'chat.postMessage').length);
     const { ts } = await sender.post('C0ALERTS', { text: 'drift at site-b' }).finally(() => timers.restore());
@@ -56,7 +60,7 @@ describe('the Slack gateway paces alerts', () => {
   });
 
   it('a 429 holds the whole channel, not only the call that got it', async () => {
-    const { slack, sender } = await setup();
+    const { slack, sender } = await setup(fixedBackoff);
     slack.rateLimitNext(1, 1, 'chat.postMessage');
     const timers = watchWaits(() => calls(slack, 'chat.postMessage').length);
     await Promise.all([sender.post('C0ALERTS', { text: 'first' }), sender.post('C0ALERTS', { text: 'second' })]).finally(() => timers.restore());
