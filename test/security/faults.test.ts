@@ -28,9 +28,10 @@ import { dieWithParent } from '../../lab/die-with-parent.ts';
 const macDiffJob = checkJob(macDiffCheck);
 
 /*
- * Faults injected into real peers, with the figures written to the test output and to the
- * `## faults` section of bench/RESULTS.md: MAAS 5xx bursts and timeouts, a dead and a hanging VM
- * host, a Slack 429 storm, Redis down at start, Redis killed -9 and restarted under running jobs.
+ * Faults injected into real peers, with the figures written to the test output and, when
+ * WRITE_BENCH_RESULTS=1 (so that `npm test` leaves the tree clean), to the `## faults` section of
+ * bench/RESULTS.md: MAAS 5xx bursts and timeouts, a dead and a hanging VM host, a Slack 429 storm,
+ * Redis down at start, Redis killed -9 and restarted under running jobs.
  */
 
 const figures: Record<string, string> = {};
@@ -40,12 +41,12 @@ function record(name: string, text: string): void {
 }
 
 afterAll(() => {
-  if (!Object.keys(figures).length) return;
+  if (!Object.keys(figures).length || process.env.WRITE_BENCH_RESULTS !== '1') return;
   const path = join(import.meta.dirname, '../../bench/RESULTS.md');
   const section = [
     '## faults',
     '',
-    `Reproduce: \`npx vitest run test/security/faults.test.ts\` (${new Date().toISOString().slice(0, 10)}, Node ${process.version}). Real peers on loopback: the MAAS simulator, ssh2 VM hosts, the Slack emulator, a private redis-server (appendonly yes, appendfsync always).`,
+    `Reproduce: \`WRITE_BENCH_RESULTS=1 npx vitest run test/security/faults.test.ts\` (${new Date().toISOString().slice(0, 10)}, Node ${process.version}). Real peers on loopback: the MAAS simulator, ssh2 VM hosts, the Slack emulator, a private redis-server (appendonly yes, appendfsync always).`,
     '',
     '| fault | injected | outcome |',
     '| --- | --- | --- |',
