@@ -5,7 +5,7 @@ import { probeFailed, type Finding, type Severity } from '../../core/report.ts';
 import type { ClientView } from './client-view.ts';
 import { clientViewFinding } from './client-view-finding.ts';
 import { invalidCidrs } from './cidr.ts';
-import { controllerReleaseOf, FIXED_CONTROLLER_VERSION, VULNERABLE_CONTROLLER_RANGES, type ControllerRelease } from './controller-version.ts';
+import { controllerReleaseOf, FIXED_CONTROLLER_VERSION, VULNERABLE_CONTROLLER_RANGES, type ControllerLine, type ControllerRelease } from './controller-version.ts';
 import { computeDesiredSet, type ControlPlaneMachine, type DesiredSet } from './desired-set.ts';
 import { compareStrings, EMPTY_SET_HASH } from './dns-hash.ts';
 
@@ -63,7 +63,7 @@ export function evaluateDns(snapshot: DnsSnapshot): DnsEvaluation {
   const fqdn = snapshot.maasCluster ? apiServerFqdn(snapshot.maasCluster) : null;
   const resources = 'resources' in snapshot.dns ? snapshot.dns.resources : [];
   const recorded = resources.length === 1 ? recordedIpsOf(resources[0] as DnsResource) : undefined;
-  const verdict = dnsVerdict(findings, { fqdn, recorded });
+  const verdict = dnsVerdict(findings, { fqdn, recorded, line: releaseOf(snapshot)?.line ?? null });
   if (snapshot.clientView && fqdn) {
     const maasRecord = !('resources' in snapshot.dns) || resources.length > 1 ? null : (recorded ?? []);
     findings.push(clientViewFinding(fqdn, maasRecord, snapshot.clientView));
@@ -111,9 +111,18 @@ interface Context {
   controllerEvidence: string;
 }
 
+function imageOf(snapshot: DnsSnapshot): string | null {
+  return snapshot.controller && 'image' in snapshot.controller ? snapshot.controller.image : null;
+}
+
+function releaseOf(snapshot: DnsSnapshot): ControllerRelease | null {
+  const image = imageOf(snapshot);
+  return image ? controllerReleaseOf(image) : null;
+}
+
 function buildContext(snapshot: DnsSnapshot, maasCluster: MaasClusterObject, fqdn: string): Context {
-  const controllerImage = snapshot.controller && 'image' in snapshot.controller ? snapshot.controller.image : null;
-  const release = controllerImage ? controllerReleaseOf(controllerImage) : null;
+  const controllerImage = imageOf(snapshot);
+  const release = releaseOf(snapshot);
   const controllerState = !release
     ? 'unknown'
     : release.line === 'unguarded-hash-cache'
@@ -563,8 +572,15 @@ function describeSubnets(snapshot: DnsSnapshot): string {
   return `${list} from ${snapshot.preferredSubnetsSource === 'config' ? 'the config' : 'ConfigMap maas-preferred-subnet'}`;
 }
 
+/** What the verdict may say beyond the findings: the record as read, and the controller's line (null: unknown). */
+export interface VerdictContext {
+  fqdn?: string | null;
+  recorded?: string[];
+  line?: ControllerLine | null;
+}
+
 /** The one line a person reads first. */
-export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string | null; recorded?: string[] } = {}): string {
+export function dnsVerdict(findings: readonly Finding[], seen: VerdictContext = {}): string {
   const has = (code: string) => findings.some((f) => f.code === code);
   const find = (code: string) => findings.find((f) => f.code === code);
   if (has('DNS_NOT_MANAGED')) return 'API DNS not managed by the controller (custom-dns-provided): nothing to check';
@@ -593,13 +609,34 @@ export function dnsVerdict(findings: readonly Finding[], seen: { fqdn?: string |
   }
   const probe = find('PROBE_FAILED');
   if (probe) return `Could not check: ${firstSentence(String(probe.evidence.reason))}`;
-  if (has('DNS_CP_NOT_RUNNING')) return 'No control-plane machine runs: the API record is at risk of being wiped';
+  if (has('DNS_CP_NOT_RUNNING')) return `No control-plane machine runs: ${recordRiskWhileNoCpRuns(seen)}`;
   if (has('DNS_CP_NO_IP_IN_SUBNETS')) return 'Control plane runs but has no IP in the preferred subnets: the API record is not maintained';
   if (cached && cached.severity !== 'info') return 'API record healthy now, but the empty-set hash is cached: a wipe happened before';
   if (has('DNS_CONTROLLER_VULNERABLE')) return 'API record healthy; the controller release is vulnerable to the DNS wipe (PCP-6608)';
   if (has('DNS_NO_CONTROL_PLANE')) return 'No control-plane machine: an empty API record is expected';
   const where = seen.fqdn ? `: ${seen.fqdn}${seen.recorded ? ` → ${seen.recorded.join(', ')}` : ''}` : '';
   return `API record healthy${where}`;
+}
+
+/**
+ * What happens to the record while no control-plane machine runs depends on the controller line
+ * (spectrocloud/cluster-api-provider-maas, controllers/maascluster_controller.go
+ * reconcileDNSAttachments): v4.9.2-spectro returns early, keeping the records, while a
+ * control-plane machine exists (existingCPCount > 0); v4.8.0–v4.9.1 PUT the empty set and cache its
+ * hash; releases without the hash cache PUT the running set on every reconcile.
+ */
+function recordRiskWhileNoCpRuns(seen: VerdictContext): string {
+  const held = seen.recorded?.length ? ` (${seen.recorded.join(', ')})` : '';
+  switch (seen.line) {
+    case 'guarded-hash-cache':
+      return `the guarded controller (${FIXED_CONTROLLER_VERSION}+) keeps the API record${held}: no wipe, but the records go stale if that machine does not come back`;
+    case 'no-hash-cache':
+      return 'the controller keeps no hash cache: it empties the API record on its next reconcile, and the record heals when a control-plane machine runs again';
+    case 'unguarded-hash-cache':
+      return 'the API record is at risk of being wiped for good (this controller release has no empty-set guard, PCP-6608)';
+    default:
+      return `the API record is at risk of being wiped (if the controller is unguarded, ${VULNERABLE_CONTROLLER_RANGES.join(', ')})`;
+  }
 }
 
 /** A reason's first sentence: the hint after it belongs in the finding, not the verdict. */

@@ -13,6 +13,7 @@ const FIXED = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cl
 const UPSTREAM = 'gcr.io/spectro-dev-public/release/cluster-api/cluster-api-provider-maas-controller:v0.6.1';
 const PALETTE_NO_CACHE = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:v0.6.1-spectro-4.7.18';
 const IP2 = '10.11.135.37';
+const VULNERABLE_48 = 'gcr.io/spectro-images-public/release/cluster-api-provider-maas/cluster-api-provider-maas-controller:v0.6.1-spectro-4.8.3';
 
 type MachineOpts = Partial<Parameters<typeof maasMachineObject>[0]>;
 const cp = (name: string, o: MachineOpts = {}) =>
@@ -266,11 +267,26 @@ const rows: Row[] = [
     check: (f) => expect(byCode(f, 'DNS_CP_NOT_RUNNING').summary).toMatch(/v4\.9\.1 PUTs the empty set and caches its hash: the record is wiped and stays wiped/),
   },
   {
+    name: 'unguarded hash cache (v4.8.x): CP off → the verdict names the wipe risk',
+    snapshot: snap({ machines: [cp('cp-0', { powered: false })], annotation: dnsHash([IP]), controller: VULNERABLE_48 }),
+    codes: ['DNS_CONTROLLER_VULNERABLE', 'DNS_CP_NOT_RUNNING'],
+    status: 'critical',
+    verdict: /^No control-plane machine runs: the API record is at risk of being wiped for good \(this controller release has no empty-set guard, PCP-6608\)$/,
+  },
+  {
     name: 'guarded (v4.9.2): CP off, its record kept → the guard at work, no record finding',
     snapshot: snap({ machines: [cp('cp-0', { powered: false })], annotation: dnsHash([IP]), controller: FIXED }),
     codes: ['DNS_CP_NOT_RUNNING'],
     status: 'critical',
+    verdict: /^No control-plane machine runs: the guarded controller \(v4\.9\.2\+\) keeps the API record \(10\.11\.135\.36\): no wipe, but the records go stale if that machine does not come back$/,
     check: (f) => expect(byCode(f, 'DNS_CP_NOT_RUNNING').summary).toMatch(/the fixed controller leaves the record as it is/),
+  },
+  {
+    name: 'no hash cache (upstream v0.x): CP off, record not emptied yet → the verdict says it heals when a CP runs',
+    snapshot: snap({ machines: [cp('cp-0', { powered: false })], controller: UPSTREAM }),
+    codes: ['DNS_CP_NOT_RUNNING'],
+    status: 'critical',
+    verdict: /^No control-plane machine runs: the controller keeps no hash cache: it empties the API record on its next reconcile, and the record heals when a control-plane machine runs again$/,
   },
   {
     name: 'guarded: an empty-set hash beside a running control plane is re-applied on the next reconcile',
