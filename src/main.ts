@@ -121,8 +121,7 @@ function alertmanagerRoutes(w: Wiring): Route[] {
   const token = w.env.alertmanagerToken;
   if (!token) return [];
   const count = registerAlertmanagerMetrics(w.metrics.registry);
-  const claim = async (key: string, windowMs: number) => (await w.producer.set(`${w.prefix}:${key}`, '1', 'PX', windowMs, 'NX')) === 'OK';
-  return [alertmanagerRoute({ token, config: w.options.loaded.config, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), claim, log: w.log, count })];
+  return [alertmanagerRoute({ token, config: w.options.loaded.config, enqueue: (name, data, options) => w.queues.enqueue(name, data, options), log: w.log, count })];
 }
 
 async function startWorkers(w: Wiring): Promise<void> {

@@ -9,6 +9,7 @@ import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator
 import { blocksText } from '../../lab/transcript.ts';
 import { ANSWER_LIMITS } from '../../src/edge/slack/answer-render.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
+import { hasRedisServer, startPrivateRedis } from '../../lab/private-redis.ts';
 
 // Real parts: `serve` (the Bolt HTTP listener and a worker) on loopback, Redis, the Slack Web API
 // emulator, the MAAS and Kubernetes API simulators with the lab's wiped prod record. Requests are
@@ -31,7 +32,12 @@ interface World {
   alerts(): ReturnType<SlackEmulator['channelMessages']>;
 }
 
-async function world(): Promise<World> {
+interface WorldOptions {
+  /** Another Redis than the shared test one (one the test stops and starts). */
+  redisUrl?: string;
+}
+
+async function world(o: WorldOptions = {}): Promise<World> {
   const lab = dnsLabScenario();
   const apiKey = randomApiKey();
   const maas = await startMaasSimulator({ scenario: scenario({ dnsresources: lab.maasDnsResourceInputs.map((r) => dnsResource(r)) }), apiKeys: [apiKey] });
@@ -59,7 +65,7 @@ alertmanager:
   const runtime = await startRuntime({
     role: 'serve',
     loaded: { ...loaded, warnings: [] },
-    env: { ...env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, SLACK_MODE: 'http', PORT: '0', REDIS_URL: TEST_REDIS_URL, ALERTMANAGER_TOKEN: TOKEN },
+    env: { ...env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, SLACK_MODE: 'http', PORT: '0', REDIS_URL: o.redisUrl ?? TEST_REDIS_URL, ALERTMANAGER_TOKEN: TOKEN },
     prefix,
     host: '127.0.0.1',
     log: silentLogger(),
@@ -164,6 +170,28 @@ describe('POST /alertmanager: every alert answered with its check', () => {
     expect(w.emulator.messages.filter((m) => m.channel === ALERTS)).toEqual([]);
     const jobs = await w.runtime.queues.queue('alertmanager').getJobCounts();
     expect(Object.values(jobs).reduce((a, b) => a + b, 0)).toBe(0);
+  }, 60_000);
+
+  // Alertmanager resends a notification answered 5xx (notify/webhook/webhook.go): the first try
+  // must leave nothing behind that makes the resend look like a duplicate.
+  it.runIf(hasRedisServer())("queues Alertmanager's resend after a 503: the refused try leaves no duplicate window behind", async () => {
+    const first = await startPrivateRedis();
+    const w = await world({ redisUrl: first.url });
+    await first.stop();
+    const refused = await w.post(webhook([kubeDown('r1')]));
+    expect(refused).toEqual({ status: 503, body: { error: 'the checks could not be queued; try again' } });
+
+    const again = await startPrivateRedis(Number(new URL(first.url).port));
+    cleanups.push(() => again.stop());
+    const ready = `http://127.0.0.1:${w.runtime.port}/readyz`;
+    await waitUntil(async () => (await fetch(ready)).status === 200, 20_000);
+    const resent = await w.post(webhook([kubeDown('r1')]));
+    expect(resent).toEqual({ status: 200, body: { checks: 1, duplicates: 0, unrouted: [] } });
+    await waitUntil(() => w.alerts().length > 0, 20_000);
+    expect(w.alerts()).toHaveLength(1);
+    expect(textOf(w.alerts()[0]!)).toContain('API record WIPED');
+    // Resent once more within the window: the answer stands, no second check.
+    expect((await w.post(webhook([kubeDown('r1')]))).body).toMatchObject({ checks: 0, duplicates: 1 });
   }, 60_000);
 
   // The answer comes while the scan may still be posting the alert's evidence (the alert's ts is

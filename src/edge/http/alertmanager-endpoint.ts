@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../core/config.ts';
 import { describeError } from '../../core/errors.ts';
@@ -17,9 +17,8 @@ export interface AlertmanagerEndpointOptions {
   /** ALERTMANAGER_TOKEN. */
   token: string;
   config: Config;
+  /** Answers the id of the job queued, or of the job an earlier identical request queued (`oncePer`). */
   enqueue: (name: string, data: QueuedData, options: EnqueueOptions) => Promise<string>;
-  /** Claims a key for `windowMs` (Redis SET NX PX); false when it is already claimed. */
-  claim: (key: string, windowMs: number) => Promise<boolean>;
   log: Logger;
   count?: (outcome: IntakeOutcome, n: number) => void;
 }
@@ -81,12 +80,12 @@ async function intake(options: AlertmanagerEndpointOptions, group: WebhookGroup,
   let accepted = 0;
   let duplicates = 0;
   for (const routed of checks) {
-    if (!(await options.claim(`alertmanager:seen:${identity(group, routed)}`, windowMs))) {
-      duplicates++;
-      continue;
-    }
-    await options.enqueue(ALERTMANAGER_JOB, jobData(group, routed), { attempts: 1 });
-    accepted++;
+    // The window is BullMQ's deduplication key, set by the same script that adds the job: an add
+    // that fails leaves no key behind, so the retry Alertmanager sends after our 503 is queued.
+    const jobId = randomUUID();
+    const queued = await options.enqueue(ALERTMANAGER_JOB, jobData(group, routed), { jobId, attempts: 1, oncePer: { id: `alertmanager-${identity(group, routed)}`, ms: windowMs } });
+    if (queued === jobId) accepted++;
+    else duplicates++;
   }
   count('accepted', accepted);
   count('duplicate', duplicates);
