@@ -7,6 +7,7 @@ import { Secret } from './secret.ts';
 import { secretFragments } from './redact.ts';
 import { kubeconfigSecretValues } from './kubeconfig-secrets.ts';
 import { configSchema, type RawConfig, type sshEndpointSchema } from './config-schema.ts';
+import { checkAlertRoutes } from './alert-route-rules.ts';
 
 
 /** The config file's `redis:` block, secrets resolved (and printed as references). */
@@ -226,6 +227,7 @@ export function parseConfigText(
   const resolver = new SecretResolver(options.env, options.readFile ?? readUtf8, path);
   const config = buildConfig(parsed.data, path, resolver);
   checkReferences(config, path);
+  checkAlertRoutes(config, path);
   return { config, secrets: resolver.fragments, deferred: resolver.deferred, warnings: resolver.warnings };
 }
 
