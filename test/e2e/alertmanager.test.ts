@@ -35,6 +35,9 @@ interface World {
 interface WorldOptions {
   /** Another Redis than the shared test one (one the test stops and starts). */
   redisUrl?: string;
+  mode?: 'http' | 'socket';
+  /** false: no ALERTMANAGER_TOKEN in the environment. */
+  token?: boolean;
 }
 
 async function world(o: WorldOptions = {}): Promise<World> {
@@ -65,7 +68,16 @@ alertmanager:
   const runtime = await startRuntime({
     role: 'serve',
     loaded: { ...loaded, warnings: [] },
-    env: { ...env, SLACK_BOT_TOKEN: emulator.botToken, SLACK_SIGNING_SECRET: emulator.signingSecret, SLACK_API_URL: emulator.apiUrl, SLACK_MODE: 'http', PORT: '0', REDIS_URL: o.redisUrl ?? TEST_REDIS_URL, ALERTMANAGER_TOKEN: TOKEN },
+    env: {
+      ...env,
+      SLACK_BOT_TOKEN: emulator.botToken,
+      ...(o.mode === 'socket' ? { SLACK_APP_TOKEN: emulator.appToken } : { SLACK_SIGNING_SECRET: emulator.signingSecret }),
+      SLACK_API_URL: emulator.apiUrl,
+      SLACK_MODE: o.mode ?? 'http',
+      PORT: '0',
+      REDIS_URL: o.redisUrl ?? TEST_REDIS_URL,
+      ...(o.token === false ? {} : { ALERTMANAGER_TOKEN: TOKEN }),
+    },
     prefix,
     host: '127.0.0.1',
     log: silentLogger(),
@@ -83,7 +95,8 @@ alertmanager:
     runtime,
     post: async (body, token = TOKEN) => {
       const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      const text = await res.text();
+      return { status: res.status, body: (text.startsWith('{') ? JSON.parse(text) : { text }) as Record<string, unknown> };
     },
     alerts: () => emulator.channelMessages(ALERTS).filter((m) => !m.threadTs),
   };
@@ -170,6 +183,23 @@ describe('POST /alertmanager: every alert answered with its check', () => {
     expect(w.emulator.messages.filter((m) => m.channel === ALERTS)).toEqual([]);
     const jobs = await w.runtime.queues.queue('alertmanager').getJobCounts();
     expect(Object.values(jobs).reduce((a, b) => a + b, 0)).toBe(0);
+  }, 60_000);
+
+  it('serves /alertmanager in Socket Mode too, on the listener the bot opens for its probes', async () => {
+    const w = await world({ mode: 'socket' });
+    await w.emulator.waitFor((e) => e.openSocketConnections === 1, { description: 'the bot to open its socket' });
+    expect(await w.post(webhook([kubeDown('s1')]))).toEqual({ status: 200, body: { checks: 1, duplicates: 0, unrouted: [] } });
+    await waitUntil(() => w.alerts().length > 0, 20_000);
+    expect(w.alerts()).toHaveLength(1);
+    expect(textOf(w.alerts()[0]!)).toContain('API record WIPED');
+  }, 60_000);
+
+  it('is off without ALERTMANAGER_TOKEN: 404, whatever token is sent, and nothing is queued', async () => {
+    const w = await world({ token: false });
+    for (const token of [TOKEN, '']) expect((await w.post(webhook([kubeDown('o1')]), token)).status).toBe(404);
+    const jobs = await w.runtime.queues.queue('alertmanager').getJobCounts();
+    expect(Object.values(jobs).reduce((a, b) => a + b, 0)).toBe(0);
+    expect(await w.runtime.metrics.text()).not.toMatch(/maas_chatops_alertmanager_total\{/);
   }, 60_000);
 
   // Alertmanager resends a notification answered 5xx (notify/webhook/webhook.go): the first try
