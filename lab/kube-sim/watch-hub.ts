@@ -44,6 +44,8 @@ interface OpenWatch {
   res: ServerResponse;
   silent: boolean;
   timers: NodeJS.Timeout[];
+  /** The last split event's writes (splitEvents). */
+  tail: Promise<void>;
 }
 
 export class WatchHub {
@@ -55,6 +57,10 @@ export class WatchHub {
   bookmarkIntervalMs = 60_000;
   /** While true, watches opened (and those open) deliver nothing. */
   silent = false;
+  /** While true, each event goes out as two writes (two chunks) a few ms apart, split inside its JSON. */
+  splitEvents = false;
+  /** Events written so far, over every watch (bookmarks and errors included). */
+  eventsSent = 0;
 
   constructor(private readonly currentRv: () => number) {}
 
@@ -83,7 +89,7 @@ export class WatchHub {
   serve(request: WatchRequest, res: ServerResponse): void {
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
     res.flushHeaders();
-    const watch: OpenWatch = { request, res, silent: this.silent, timers: [] };
+    const watch: OpenWatch = { request, res, silent: this.silent, timers: [], tail: Promise.resolve() };
     this.#open.add(watch);
     res.on('close', () => this.#drop(watch));
     const from = request.resourceVersion;
@@ -125,7 +131,21 @@ export class WatchHub {
     if (watch.silent || watch.res.writableEnded) return;
     const { kind, apiVersion } = watch.request;
     const served = type === 'ERROR' || type === 'BOOKMARK' ? object : { apiVersion, kind, ...structuredClone(object as object) };
-    watch.res.write(`${JSON.stringify({ type, object: served })}\n`);
+    const line = `${JSON.stringify({ type, object: served })}\n`;
+    this.eventsSent++;
+    if (!this.splitEvents) {
+      watch.res.write(line);
+      return;
+    }
+    // Chained, so that an event sent meanwhile does not land between the two halves.
+    const half = Math.floor(line.length / 2);
+    watch.tail = watch.tail.then(async () => {
+      for (const part of [line.slice(0, half), line.slice(half)]) {
+        if (watch.res.writableEnded) return;
+        watch.res.write(part);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
   }
 
   #end(watch: OpenWatch): void {

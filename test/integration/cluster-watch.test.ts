@@ -45,7 +45,7 @@ function cp(name: string, powered = true, ip = CP_IP) {
   return maasMachineObject({ name, cluster: 'prod', controlPlane: true, systemId: `s-${name}`, externalIps: [ip], powered });
 }
 
-async function world(options: { silentAfterMs?: number; bookmarkMs?: number; debounceMs?: number; controllerImage?: string; hash?: string | null; healGraceMs?: number } = {}): Promise<World> {
+async function world(options: { silentAfterMs?: number; relistEveryMs?: number; bookmarkMs?: number; debounceMs?: number; controllerImage?: string; hash?: string | null; healGraceMs?: number } = {}): Promise<World> {
   const sim = await startKubeSimulator({
     state: {
       maasClusters: [cluster(options.hash === undefined ? dnsHash([CP_IP]) : options.hash)],
@@ -69,6 +69,7 @@ async function world(options: { silentAfterMs?: number; bookmarkMs?: number; deb
     ...(options.healGraceMs !== undefined ? { healGraceMs: options.healGraceMs } : {}),
     informer: {
       silentAfterMs: options.silentAfterMs ?? 60_000,
+      ...(options.relistEveryMs ? { relistEveryMs: options.relistEveryMs } : {}),
       backoff: { baseMs: 40, maxMs: 400 },
       random: () => 0.5,
       sleep: async (ms) => {
@@ -173,6 +174,51 @@ describe('watching the management cluster (real informer, simulated API server)'
     expect(w.scans.map((s) => s.codes)).toEqual([['hash-emptied']]);
     expect(w.requests('list', MAAS_CLUSTER_PLURAL)).toBe(2);
     expect(healthOf(w)?.resources?.maasclusters.restarts.gone).toBe(1);
+  });
+
+  it('answers an HTTP 410 Gone on the watch request by listing again, without a backoff, and goes on watching', async () => {
+    const w = await world();
+    w.sim.failWatches(1, 410, MAAS_CLUSTER_PLURAL);
+    w.sim.watches.closeAll();
+    await waitUntil(() => w.sim.watches.openCount === 2);
+    // Watching again: the change comes over the new watch.
+    w.sim.apply(MAAS_CLUSTER_PLURAL, cluster(EMPTY_SET_HASH));
+    await waitUntil(() => w.scans.length > 0);
+    expect(w.scans.map((s) => s.codes)).toEqual([['hash-emptied']]);
+    // The first list, the 410 answer's list; the first watch, the refused one, the one now open.
+    expect([w.requests('list', MAAS_CLUSTER_PLURAL), w.requests('watch', MAAS_CLUSTER_PLURAL)]).toEqual([2, 3]);
+    expect(w.delays).toEqual([]);
+    expect(healthOf(w)?.resources?.maasclusters).toMatchObject({ state: 'watching', healthy: true, restarts: { gone: 1, error: 0 } });
+  });
+
+  it('parses an event split across two chunks once: one scan, no reconnect', async () => {
+    const w = await world();
+    w.sim.watches.splitEvents = true;
+    const sentBefore = w.sim.watches.eventsSent;
+    w.sim.apply(MAAS_CLUSTER_PLURAL, cluster(EMPTY_SET_HASH));
+    await waitUntil(() => w.scans.length > 0);
+    // A touch that changes nothing the watch looks at, split too: later events still arrive whole.
+    const touched = cluster(EMPTY_SET_HASH);
+    touched.metadata.annotations = { ...touched.metadata.annotations, touched: 'yes' };
+    w.sim.apply(MAAS_CLUSTER_PLURAL, touched);
+    await waitUntil(() => w.watches.health()[0]?.resources?.maasclusters.lastHeardAt !== null && w.sim.watches.eventsSent - sentBefore === 2);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(w.scans.map((s) => s.codes)).toEqual([['hash-emptied']]);
+    expect(w.requests('watch', MAAS_CLUSTER_PLURAL)).toBe(1);
+    expect(healthOf(w)?.resources?.maasclusters.restarts).toEqual({ error: 0, silent: 0, gone: 0, relist: 0 });
+  });
+
+  it('lists again on its schedule, and so catches a change a dead watch never delivered', async () => {
+    // The watch goes quiet without being noticed (silentAfter far off): only the re-list can see the change.
+    const w = await world({ relistEveryMs: 300, silentAfterMs: 60_000 });
+    w.sim.watches.silenceOpen();
+    w.sim.apply(MAAS_CLUSTER_PLURAL, cluster(EMPTY_SET_HASH));
+    await waitUntil(() => w.scans.length > 0);
+    expect(w.scans.map((s) => s.codes)).toEqual([['hash-emptied']]);
+    const clusters = healthOf(w)?.resources?.maasclusters;
+    expect(clusters?.restarts).toMatchObject({ relist: expect.any(Number), silent: 0, error: 0 });
+    expect(clusters?.restarts.relist).toBeGreaterThanOrEqual(1);
+    expect(w.requests('list', MAAS_CLUSTER_PLURAL)).toBeGreaterThanOrEqual(2);
   });
 
   it('drops a watch that went silent and catches up from where it was', async () => {
