@@ -160,8 +160,14 @@ async function runStep(s: LabSession, step: LabStep, io: LabIo): Promise<void> {
   if (lines.measured) io.out(lines.measured);
 }
 
-/** Called after each step with the emulator and the first record seq of that step (bench/message-lengths.ts measures from it). */
-export type LabStepObserver = (step: LabStep, index: number, emulator: SlackEmulator, fromSeq: number) => void;
+/** Where the lab's bot keeps its queues: an observer reads the jobs a step caused. */
+export interface LabRedis {
+  url: string;
+  prefix: string;
+}
+
+/** Called (and awaited) after each step with the emulator and the first record seq of that step (bench/message-lengths.ts measures from it). */
+export type LabStepObserver = (step: LabStep, index: number, emulator: SlackEmulator, fromSeq: number, redis: LabRedis) => void | Promise<void>;
 
 /** `maas-chatops lab`: simulators, the bot over HTTP, a worker, and a scripted conversation printed as a channel. */
 export async function runLab(io: LabIo, observe?: LabStepObserver): Promise<number> {
@@ -180,7 +186,7 @@ export async function runLab(io: LabIo, observe?: LabStepObserver): Promise<numb
     for (const [index, step] of labScript.entries()) {
       const fromSeq = lastSeq(bot.emulator) + 1;
       await runStep(session, step, io);
-      observe?.(step, index, bot.emulator, fromSeq);
+      await observe?.(step, index, bot.emulator, fromSeq, { url: redis.url, prefix });
     }
     return 0;
   } catch (err) {

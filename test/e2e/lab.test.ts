@@ -1,19 +1,47 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runLab } from '../../lab/run-lab.ts';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { runLab, type LabRedis } from '../../lab/run-lab.ts';
+import { queueNameFor } from '../../src/engine/queue/queue-names.ts';
+import { SCAN_JOB } from '../../src/features/registry.ts';
 import { LAB_CHANNELS } from '../../lab/lab-world.ts';
 import type { SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { blocksText } from '../../lab/transcript.ts';
 import { ANSWER_LIMITS } from '../../src/edge/slack/answer-render.ts';
 import { TEST_REDIS_URL } from '../helpers/redis.ts';
 
+/** A dns-check scan of prod the queue ran during the wipe step. */
+interface WipeScan {
+  id: string;
+  trigger: string[] | null;
+}
+
 interface LabRun {
   code: number;
   out: string[];
   err: string[];
   emulator?: SlackEmulator;
+  /** Every dns-check scan of prod processed while the wipe step ran (nobody typing). */
+  wipeScans?: WipeScan[];
 }
 
 const run: LabRun = { code: -1, out: [], err: [] };
+const WIPE_STEP = "prod's wipe alerted";
+
+/** The scan jobs of dns-check prod processed since `since`: what alerted, and why it ran. */
+async function prodScansSince(redis: LabRedis, since: number): Promise<WipeScan[]> {
+  const connection = new Redis(redis.url);
+  const queue = new Queue(queueNameFor(SCAN_JOB), { connection, prefix: redis.prefix });
+  try {
+    const jobs = await queue.getJobs(['completed', 'failed', 'active']);
+    return jobs
+      .filter((j) => j.data.check === 'dns-check' && j.data.target === 'prod' && (j.processedOn ?? 0) >= since)
+      .map((j) => ({ id: String(j.id), trigger: Array.isArray(j.data.trigger) ? (j.data.trigger as string[]) : null }));
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+}
 
 const linesOf = (content: { text: string; blocks?: unknown[] }) => (content.blocks?.length ? blocksText(content.blocks) : content.text.split('\n'));
 const CHECK_ANSWER = /^:\w+: \*(OK|WARNING|CRITICAL|ERROR)\* · (dns-check|resolver-check|mac-diff|dhcp-check) \S+: /;
@@ -21,8 +49,11 @@ const FINDING_HEAD = /^:\w+: `[A-Z0-9_]+` \*(info|warning|critical|error)\* — 
 
 describe('npm run lab', () => {
   beforeAll(async () => {
-    run.code = await runLab({ env: { REDIS_URL: TEST_REDIS_URL }, out: (s) => run.out.push(s), err: (s) => run.err.push(s) }, (_step, _i, emulator) => {
+    let stepStartedAt = Date.now();
+    run.code = await runLab({ env: { REDIS_URL: TEST_REDIS_URL }, out: (s) => run.out.push(s), err: (s) => run.err.push(s) }, async (step, _i, emulator, _seq, redis) => {
       run.emulator = emulator;
+      if (step.kind === 'world' && step.measured === WIPE_STEP) run.wipeScans = await prodScansSince(redis, stepStartedAt);
+      stepStartedAt = Date.now();
     });
   }, 120_000);
 
@@ -70,6 +101,16 @@ describe('npm run lab', () => {
     expect(afterScan).toMatch(/:red_circle: \*CRITICAL\* · resolver-check site-b: [^\n]*\n {2}Open for /);
     expect(afterScan).not.toMatch(/RESOLVED · resolver-check site-b/);
     expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
+  });
+
+  // Counted, not timed: the wipe's alert came from a scan the watch queued (its job id and the
+  // reason it carries say so), and no scheduled or typed scan of prod ran meanwhile.
+  it('alerts the wipe from the watch: every dns-check prod scan of that step was queued by the watch, for the empty-set hash', () => {
+    expect(run.wipeScans?.length).toBeGreaterThanOrEqual(1);
+    for (const scan of run.wipeScans ?? []) {
+      expect(scan.id).toMatch(/^watch-/);
+      expect(scan.trigger).toEqual(expect.arrayContaining([expect.stringMatching(/^last-applied-dns-hash became the empty-set hash/)]));
+    }
   });
 
   it("answers Alertmanager's KubeAPIDown for prod with prod's dns-check verdict in #alerts, once, and says the resolve where it answered", () => {
