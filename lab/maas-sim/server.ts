@@ -40,6 +40,8 @@ export interface MaasFault {
   count: number;
   /** Tested against the path with its query (`/MAAS/api/2.0/machines/?op=power_parameters`); absent = every request. */
   path?: RegExp;
+  /** Only requests of this method (`PUT`); absent = any. */
+  method?: string;
 }
 
 /** Another MAAS user, with keys of its own (the scenario's user holds `apiKeys`). */
@@ -118,8 +120,8 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
       timers.add(timer);
     });
 
-  function takeFault(pathWithQuery: string): MaasFault | undefined {
-    const fault = faults.find((f) => f.count > 0 && (!f.path || f.path.test(pathWithQuery)));
+  function takeFault(method: string, pathWithQuery: string): MaasFault | undefined {
+    const fault = faults.find((f) => f.count > 0 && (!f.method || f.method === method) && (!f.path || f.path.test(pathWithQuery)));
     if (fault) fault.count -= 1;
     return fault;
   }
@@ -138,7 +140,7 @@ export async function startMaasSimulator(options: MaasSimulatorOptions): Promise
     calls.push(call);
 
     if (latencyMs > 0) await wait(latencyMs);
-    const fault = takeFault(url.pathname + url.search);
+    const fault = takeFault(method, url.pathname + url.search);
     if (fault?.drop) {
       req.socket.destroy();
       return;

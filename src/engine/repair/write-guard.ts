@@ -88,8 +88,9 @@ export function stepWriter(options: { journal: Journal; index: number; entry: Jo
 /**
  * An HTTP 4xx answer: the peer refused, so the write took no effect. A peer error that knows
  * better says so (`provesNoEffect`: MAAS's 401 "Nonce already used" means an earlier copy ran).
+ * Anything else (a 5xx, a reset, a timeout, no status at all) leaves the outcome unknown.
  */
-function isRefusal(err: unknown): boolean {
+export function isRefusal(err: unknown): boolean {
   const e = err as { status?: unknown; provesNoEffect?: unknown } | null;
   if (typeof e?.provesNoEffect === 'boolean') return e.provesNoEffect;
   const status = e?.status;

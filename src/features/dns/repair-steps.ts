@@ -7,6 +7,7 @@ import type { StepOutcome } from '../../core/report.ts';
 import type { StepOf } from '../../engine/repair/plan-step.ts';
 import { sameIpSet, shortHash } from './repair-planner.ts';
 import type { StepContext, StepRunner } from '../../engine/repair/executor.ts';
+import { lostAnswerNote, sendOrReadBack } from '../../engine/repair/send-or-read-back.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
 
@@ -33,11 +34,9 @@ async function setIps(maas: MaasClient, step: StepOf<'set-dns-ips'>, context: St
   if (!sameIpSet(current, from)) {
     return { outcome: 'refused', detail: `resource ${id} now holds ${current.join(', ') || '(empty)'}, planned from ${from.join(', ') || '(empty)'}: it changed; run fix-dns again` };
   }
-  try {
-    await maas.updateDnsResourceIps(id, to);
-  } catch (err) {
-    return { outcome: 'failed', detail: `PUT dnsresources/${id}/: ${describeError(err)}` };
-  }
+  const sent = await sendOrReadBack(() => maas.updateDnsResourceIps(id, to), async () => sameIpSet(recordedIpsOf(await maas.getDnsResource(id)), to));
+  if (sent.kind === 'applied') return { outcome: 'verified', detail: `resource ${id}: ${from.join(', ') || '(empty)'} → ${to.join(', ')} (${lostAnswerNote(sent.error)})` };
+  if (sent.kind === 'failed') return { outcome: 'failed', detail: `PUT dnsresources/${id}/: ${describeError(sent.error)}` };
   const after = recordedIpsOf(await maas.getDnsResource(id));
   return sameIpSet(after, to)
     ? { outcome: 'verified', detail: `resource ${id}: ${from.join(', ') || '(empty)'} → ${to.join(', ')} (read back)` }

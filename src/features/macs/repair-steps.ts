@@ -10,6 +10,7 @@ import { NEVER_MARK_BROKEN } from './machine-states.ts';
 import { planMarkComment } from './plan-mark.ts';
 import { commissionRefusal, type CommissionPreflight } from './commission-preflight.ts';
 import type { StepContext, StepRunner } from '../../engine/repair/executor.ts';
+import { lostAnswerNote, sendOrReadBack } from '../../engine/repair/send-or-read-back.ts';
 import { followCommissioning, statusMessageOf, type FollowOptions } from '../../engine/repair/follow-commissioning.ts';
 
 type Outcome = { outcome: StepOutcome; detail: string };
@@ -102,11 +103,12 @@ async function setMac(maas: MaasClient, p: StepOf<'set-mac'>['params'], context:
   if (current !== normaliseMac(p.from)) {
     return { outcome: 'refused', detail: `${label} now reads ${before.mac_address || '(none)'}, planned from ${p.from}: it changed; run fix-macs again` };
   }
-  try {
-    await maas.updateInterfaceMac(p.systemId, p.interfaceId, to);
-  } catch (err) {
-    return { outcome: 'failed', detail: `${label} ${p.from} → ${to}: ${describeError(err)}` };
-  }
+  const sent = await sendOrReadBack(
+    () => maas.updateInterfaceMac(p.systemId, p.interfaceId, to),
+    async () => normaliseMac((await maas.getInterface(p.systemId, p.interfaceId)).mac_address ?? '') === to,
+  );
+  if (sent.kind === 'applied') return { outcome: 'verified', detail: `${label}: ${p.from} → ${to} (${lostAnswerNote(sent.error)})` };
+  if (sent.kind === 'failed') return { outcome: 'failed', detail: `${label} ${p.from} → ${to}: ${describeError(sent.error)}` };
   const after = await maas.getInterface(p.systemId, p.interfaceId);
   return normaliseMac(after.mac_address ?? '') === to
     ? { outcome: 'verified', detail: `${label}: ${p.from} → ${to} (read back)` }

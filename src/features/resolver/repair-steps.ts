@@ -12,6 +12,7 @@ import { sh, type SafeCommand } from '../../adapters/ssh/shell-quote.ts';
 import { rackTarget } from '../../adapters/ssh/targets.ts';
 import type { SshSession } from '../../adapters/ssh/types.ts';
 import type { StepContext, StepRunner } from '../../engine/repair/executor.ts';
+import { lostAnswerNote, sendOrReadBack } from '../../engine/repair/send-or-read-back.ts';
 import { settleRackDhcp, type DhcpStepOptions } from './repair-dhcp-step.ts';
 import { runCanary, type CanaryRunOptions } from './repair-canary.ts';
 import { commandDigest, describeState, differingFields, sameState, STEP, subnetState } from './repair-planner.ts';
@@ -131,11 +132,10 @@ async function setSubnetDns(site: SiteConfig, adapters: Adapters, step: StepOf<'
   if (!sameState(current, from)) {
     return { outcome: 'refused', detail: `subnet ${id} now reads ${describeState(current)}, planned from ${describeState(from)}: it changed; run fix-resolver again` };
   }
-  try {
-    await maas.updateSubnetDns(id, { dns_servers: to.dns_servers, allow_dns: to.allow_dns, allow_proxy: to.allow_proxy, ...(to.managed === undefined ? {} : { managed: to.managed }) });
-  } catch (err) {
-    return { outcome: 'failed', detail: `PUT subnets/${id}/: ${describeError(err)}` };
-  }
+  const update = { dns_servers: to.dns_servers, allow_dns: to.allow_dns, allow_proxy: to.allow_proxy, ...(to.managed === undefined ? {} : { managed: to.managed }) };
+  const sent = await sendOrReadBack(() => maas.updateSubnetDns(id, update), async () => differingFields(subnetState(await maas.getSubnet(id)), to).length === 0);
+  if (sent.kind === 'applied') return { outcome: 'verified', detail: `subnet ${id}: ${describeState(from)} → ${describeState(to)} (${lostAnswerNote(sent.error)})` };
+  if (sent.kind === 'failed') return { outcome: 'failed', detail: `PUT subnets/${id}/: ${describeError(sent.error)}` };
   const after = subnetState(await maas.getSubnet(id));
   const wrong = differingFields(after, to);
   return wrong.length === 0
