@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { MaasRegionConfig } from '../../src/core/config.ts';
 import { ChatopsError, describeError } from '../../src/core/errors.ts';
 import { createMaasClient, type ClosableMaasClient, type MaasClientOptions, type MaasRequestInfo } from '../../src/adapters/maas/client.ts';
-import { MaasApiError } from '../../src/adapters/maas/maas-api-error.ts';
+import { isClockSkew, MaasApiError } from '../../src/adapters/maas/maas-api-error.ts';
 import { NODE_STATUS, statusName } from '../../src/adapters/maas/node-status.ts';
 import { Secret } from '../../src/core/secret.ts';
 import {
@@ -90,6 +90,29 @@ describe('auth', () => {
     expect(err).toMatchObject({ code: 'MAAS_HTTP', status: 401, body: 'MAAS does not know the API key (its consumer key)', method: 'GET', path: 'machines/' });
     expect((err as MaasApiError).describe()).toMatch(/maas\.region-a\.apiKey/);
     expect(sim.calls).toHaveLength(1);
+  });
+
+  it.each([
+    ['ahead of', 420],
+    ['behind', -600],
+  ])('a region clock %s this host by more than 300 s: 401 Expired timestamp reads as clock skew with its offset (Date header) and NTP, not as the key', async (word, offsetS) => {
+    sim.setWallClockOffset(offsetS * 1000);
+    const err = await failure(client().listMachines());
+    expect(err).toBeInstanceOf(MaasApiError);
+    const api = err as MaasApiError;
+    expect(api).toMatchObject({ status: 401, auth: { kind: 'expired-timestamp' } });
+    expect(isClockSkew(api)).toBe(true);
+    // The Date header has whole seconds: the offset read may be one short of the one set.
+    expect(Math.abs((api.clockOffsetS ?? 0) - offsetS)).toBeLessThanOrEqual(1);
+    const text = api.describe();
+    expect(text).toContain(`Clock skew, not the API key: MAAS refuses OAuth timestamps more than 300 s from its own clock. MAAS's clock is ${Math.abs(api.clockOffsetS ?? 0)} s ${word} this host's (its Date header). Fix the time (NTP) on this host or on the region`);
+    expect(text).not.toMatch(/apiKey|maas apikey/);
+    expect(sim.calls.map((c) => c.status)).toEqual([401]);
+  });
+
+  it('a region clock 200 s off is within MAAS\'s threshold: the call succeeds', async () => {
+    sim.setWallClockOffset(200_000);
+    expect((await client().listMachines()).length).toBeGreaterThan(0);
   });
 });
 
