@@ -168,7 +168,7 @@ export function rackControllerJson(state: MaasScenario, r: SimRackController): R
     description: '',
     domain: domainJson(state, r.domain),
     fqdn: `${r.hostname}.${r.domain}`,
-    architecture: 'amd64/generic',
+    architecture: r.architecture ?? 'amd64/generic',
     osystem: 'ubuntu',
     distro_series: 'noble',
     // A rack without a BMC, as the recorded region shows it (row rackcontrollers).

@@ -115,6 +115,8 @@ export interface SimRackController {
   connected?: boolean;
   /** Boot images the rack holds, as `op=list_boot_images` names them (`ubuntu/jammy`, `amd64`). */
   bootImages?: SimBootImage[];
+  /** `arch/subarch` as MAAS shows it; default amd64/generic (the recorded region's rack is i386/generic). */
+  architecture?: string;
 }
 
 /** One boot image on a rack (models/node.py RackController.list_boot_images: name, architecture, subarches). */
@@ -306,6 +308,7 @@ export interface RackControllerInput {
   id?: number;
   connected?: boolean;
   bootImages?: SimBootImage[];
+  architecture?: string;
 }
 
 /** What a rack that has synced the default images holds: the commissioning releases of 3.4 (focal) and later (jammy). */
@@ -334,6 +337,7 @@ export function rackController(input: RackControllerInput): SimRackController {
     version: input.version !== undefined ? input.version : '3.7.0',
     connected: input.connected ?? true,
     bootImages: input.bootImages ?? DEFAULT_BOOT_IMAGES.map((i) => ({ ...i, subarches: [...i.subarches] })),
+    ...(input.architecture ? { architecture: input.architecture } : {}),
   };
 }
 

@@ -30,13 +30,31 @@ const rows = recordedAnswers();
 const byLabel = (label: string) => rows.find((r) => r.label === label)!;
 const json = <T,>(label: string) => JSON.parse(byLabel(label).body) as T;
 
-/** The differences the simulator keeps, by row number, each with why. */
-const KNOWN: Record<number, string> = {
-  137: 'events: the recording\'s event log is not seeded (its ids and times come from the recorder\'s own PXE probes)',
-  138: 'events: as row 137',
-  141: 'events: as row 137',
-  163: 'the recorder changed east-e01\'s MAC by hand before this row (52:54:00:23:8a:02); no request of the recording did',
-  171: 'the recorder restored p-allocated\'s interface MAC by hand after row 65; no request of the recording did',
+const EVENTS_NOT_SEEDED = 'events: the recording\'s event log is not seeded (its ids and times come from the recorder\'s own PXE probes)';
+const EAST_E01_MAC_BY_HAND = 'the recorder changed east-e01\'s MAC by hand before this row (52:54:00:23:8a:02); no request of the recording did';
+const P_ALLOCATED_MAC_BY_HAND = 'the recorder restored p-allocated\'s interface MAC by hand after row 65; no request of the recording did';
+const P_ALLOCATED_BMC_QUERY =
+  'after the rackless mark_broken of row 170 the region had tried p-allocated\'s BMC and failed (power_state unknown, status_message "Failed to query node\'s BMC - No rack controllers can access the BMC of node p-allocated"); the recording does not show whether row 170 or 171 did it, so the simulator does not model it';
+
+/**
+ * The differences the simulator keeps, by row number: exactly the fields that differ (paths into
+ * the compared answer), each with why. Every other field of the row must match, and each listed
+ * field must still differ (the list stays true).
+ */
+const KNOWN: Record<number, Record<string, string>> = {
+  137: { 'body.count': EVENTS_NOT_SEEDED, 'body.events': EVENTS_NOT_SEEDED },
+  138: { 'body.count': EVENTS_NOT_SEEDED, 'body.events': EVENTS_NOT_SEEDED },
+  141: { 'body.count': EVENTS_NOT_SEEDED, 'body.events': EVENTS_NOT_SEEDED },
+  163: {
+    'body[0].boot_interface.mac_address': EAST_E01_MAC_BY_HAND,
+    'body[0].interface_set[0].mac_address': EAST_E01_MAC_BY_HAND,
+  },
+  171: {
+    'body.boot_interface.mac_address': P_ALLOCATED_MAC_BY_HAND,
+    'body.interface_set[0].mac_address': P_ALLOCATED_MAC_BY_HAND,
+    'body.power_state': P_ALLOCATED_BMC_QUERY,
+    'body.status_message': P_ALLOCATED_BMC_QUERY,
+  },
 };
 
 /** World changes the recorder made by hand between requests, applied at the same places. */
@@ -123,8 +141,15 @@ function recordedWorld() {
     comment: r.comment,
     user: r.user?.username ?? 'admin',
   }));
-  const racks = json<{ system_id: string; hostname: string; interface_set: RecordedInterface[] }[]>('rackcontrollers').map((r) =>
-    rackController({ system_id: r.system_id, hostname: r.hostname, interfaces: r.interface_set.map((i) => ({ id: i.id, name: i.name, mac: i.mac_address })), connected: false, version: null }),
+  const racks = json<{ system_id: string; hostname: string; architecture: string; interface_set: RecordedInterface[] }[]>('rackcontrollers').map((r) =>
+    rackController({
+      system_id: r.system_id,
+      hostname: r.hostname,
+      architecture: r.architecture,
+      interfaces: r.interface_set.map((i) => ({ id: i.id, name: i.name, mac: i.mac_address })),
+      connected: false,
+      version: null,
+    }),
   );
   const discoveries = json<{ ip: string; mac_address: string; last_seen: string; observer: { system_id: string; hostname: string; interface_id: number; interface_name: string } }[]>('discovery').map((d) =>
     discovery({ mac: d.mac_address, ip: d.ip, rack: { system_id: d.observer.system_id, hostname: d.observer.hostname, interface_id: d.observer.interface_id }, rackInterface: d.observer.interface_name, lastSeen: d.last_seen, vid: null }),
@@ -145,12 +170,16 @@ function recordedWorld() {
   });
 }
 
-/** The fields the bot reads from any MAAS answer; the rest of a body is not compared. */
-/** Fields of a node's zone, pool and domain, of a DNS resource's address and of a node that the bot reads. */
+/** Fields of a node's zone, pool and domain, and of a DNS resource's address, that the bot reads. */
 const NESTED_READ: Record<string, Set<string>> = { zone: new Set(['name']), pool: new Set(['name']), domain: new Set(['name']), ip_addresses: new Set(['ip']) };
 
+/**
+ * The fields the bot reads from any MAAS answer; the rest of a body is not compared. `architecture`:
+ * a machine's, matched against the racks' boot images before commissioning (commission-preflight.ts;
+ * a rack's is compared too). `subnet`: the subnet an IP range is on, by the same fields (id, cidr, …).
+ */
 const READ_FIELDS = new Set([
-  'system_id', 'hostname', 'fqdn', 'status', 'status_name', 'power_type', 'power_state', 'zone', 'pool', 'name', 'tag_names', 'owner', 'locked',
+  'system_id', 'hostname', 'fqdn', 'architecture', 'subnet', 'status', 'status_name', 'power_type', 'power_state', 'zone', 'pool', 'name', 'tag_names', 'owner', 'locked',
   'boot_interface', 'interface_set', 'id', 'type', 'mac_address', 'parents', 'enabled', 'error_description', 'status_message',
   'cidr', 'dns_servers', 'allow_dns', 'allow_proxy', 'managed', 'address_ttl', 'ip_addresses', 'ip', 'start_ip', 'end_ip', 'comment', 'username',
   'is_superuser', 'version', 'power_address', 'power_id', 'count', 'events', 'node', 'level', 'description', 'observer', 'interface_name',
@@ -265,10 +294,23 @@ afterAll(async () => {
 describe('the simulator answers the recorded 3.4.10 requests as the real region did', () => {
   it.each(rows.map((r) => [r.n, r.label, r] as const))('row %i %s', (n, _label, _row) => {
     const { recorded, simulated } = results.get(n)!;
-    if (KNOWN[n]) {
-      expect(simulated, `row ${n} is listed as a difference (${KNOWN[n]}) but now matches: take it off the list`).not.toEqual(recorded);
-      return;
-    }
-    expect(simulated).toEqual(recorded);
+    expect(differingPaths(recorded, simulated).sort(), `row ${n}: the fields that differ from the recording`).toEqual(Object.keys(KNOWN[n] ?? {}).sort());
   });
 });
+
+/** Where two answers differ, as paths (`body[0].power_state`); an array of another length differs as a whole. */
+function differingPaths(a: unknown, b: unknown, path = ''): string[] {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return [path];
+    return a.flatMap((x, i) => differingPaths(x, b[i], `${path}[${i}]`));
+  }
+  if (isRecord(a) && isRecord(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+    return keys.flatMap((k) => differingPaths(a[k], b[k], path ? `${path}.${k}` : k));
+  }
+  return Object.is(a, b) ? [] : [path];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
