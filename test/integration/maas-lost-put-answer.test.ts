@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Adapters } from '../../src/adapters/adapters.ts';
 import type { KubeClient } from '../../src/adapters/kube/types.ts';
 import { createMaasClient, type ClosableMaasClient } from '../../src/adapters/maas/client.ts';
-import type { SiteConfig } from '../../src/core/config.ts';
+import type { ClusterConfig, SiteConfig } from '../../src/core/config.ts';
 import { Secret } from '../../src/core/secret.ts';
 import { executePlan, type StepRunner } from '../../src/engine/repair/executor.ts';
 import { fencedAdapters } from '../../src/engine/repair/fenced-adapters.ts';
@@ -61,7 +61,8 @@ const CASES: Case[] = [
     name: 'fix-dns set-dns-ips',
     path: /\/dnsresources\/11\//,
     step: { subject: 'prod-k8s.maas.example', action: 'set-dns-ips', detail: 'set IPs', params: { resourceId: 11, from: ['10.11.135.36'], to: ['10.11.135.40'] } },
-    runner: (a) => dnsStepRunner(a.maas('region-a'), a.kube('prod')),
+    // set-dns-ips never touches the cluster: a kube client that is never called.
+    runner: (a) => dnsStepRunner(a.maas('region-a'), a.kube({} as ClusterConfig)),
     applied: () => sim.state.dnsresources.find((r) => r.id === 11)?.ip_addresses,
     expected: ['10.11.135.40'],
     verified: /^resource 11: 10\.11\.135\.36 → 10\.11\.135\.40 \(read back: it took effect, though its answer was lost \(MAAS region-a .*PUT dnsresources\/11\/.*\); not sent again\)$/,

@@ -19,7 +19,7 @@ async function journaledState(err: Error) {
 }
 
 describe('write guard: what a MAAS 401 proves about a write', () => {
-  it('401 "Nonce already used" is journaled unknown, and a later run does not send the non-idempotent write again', async () => {
+  it('401 Nonce already used is journaled unknown, and a later run does not send the non-idempotent write again', async () => {
     const { entry } = await journaledState(nonceUsed());
     expect(entry?.writes).toEqual([{ name: 'markBroken', run: 1, state: 'unknown' }]);
 
@@ -51,7 +51,7 @@ describe('sendOrReadBack', () => {
     reads = 0;
   });
 
-  it('a 401 "Nonce already used" is resolved by reading: applied when the object holds the target', async () => {
+  it('a 401 Nonce already used is resolved by reading: applied when the object holds the target', async () => {
     const sent = await sendOrReadBack(() => Promise.reject(nonceUsed()), holdsTargetCounting);
     expect(sent.kind).toBe('applied');
     expect(reads).toBe(1);
