@@ -105,7 +105,7 @@ describe('auth', () => {
     // The Date header has whole seconds: the offset read may be one short of the one set.
     expect(Math.abs((api.clockOffsetS ?? 0) - offsetS)).toBeLessThanOrEqual(1);
     const text = api.describe();
-    expect(text).toContain(`Clock skew, not the API key: MAAS refuses OAuth timestamps more than 300 s from its own clock. MAAS's clock is ${Math.abs(api.clockOffsetS ?? 0)} s ${word} this host's (its Date header). Fix the time (NTP) on this host or on the region`);
+    expect(text).toContain(`Clock skew, not the API key: MAAS refuses OAuth timestamps more than 300 s from its own clock. MAAS's clock is ${Math.abs(api.clockOffsetS ?? 0)} s ${word} this host's (read from its answer). Fix the time (NTP) on this host or on the region`);
     expect(text).not.toMatch(/apiKey|maas apikey/);
     expect(sim.calls.map((c) => c.status)).toEqual([401]);
   });

@@ -62,7 +62,7 @@ export function isClockSkew(err: MaasApiError): boolean {
 
 function hintFor(status: number, region: string, auth: AuthRefusal | undefined, clockOffsetS: number | undefined): string {
   if (status === 401 && (auth?.kind === 'expired-timestamp' || isRefusedSkew(clockOffsetS))) {
-    const apart = clockOffsetS === undefined ? '' : ` MAAS's clock is ${Math.abs(clockOffsetS)} s ${clockOffsetS > 0 ? 'ahead of' : 'behind'} this host's (its Date header).`;
+    const apart = clockOffsetS === undefined ? '' : ` MAAS's clock is ${Math.abs(clockOffsetS)} s ${clockOffsetS > 0 ? 'ahead of' : 'behind'} this host's (read from its answer).`;
     return `Clock skew, not the API key: MAAS refuses OAuth timestamps more than ${MAAS_TIMESTAMP_THRESHOLD_S} s from its own clock.${apart} Fix the time (NTP) on this host or on the region`;
   }
   if (status === 401 && auth?.kind === 'nonce-used') {
