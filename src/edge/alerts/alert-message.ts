@@ -1,8 +1,10 @@
 import type { ActionsBlock, Button, ContextBlock, HeaderBlock, KnownBlock, SectionBlock } from '@slack/types';
 import { SLACK_MESSAGE_LIMITS } from '../slack/message-limits.ts';
 import { formatDuration } from '../../core/duration.ts';
+import { mention } from '../../core/mention.ts';
+import { oneLine } from '../../core/one-line.ts';
 import type { Report, ReportKind, Status } from '../../core/report.ts';
-import { clipText, codeSpan, escapeMrkdwn, slackDate } from '../slack/mrkdwn.ts';
+import { clipText, codeSpan, inline, slackDate, toSlackText } from '../slack/mrkdwn.ts';
 import { verdictLine } from '../slack/answer-render.ts';
 import { renderEvidence, type EvidenceThread } from '../slack/evidence-thread.ts';
 import { ALERT_ACTIONS } from './alert-action-ids.ts';
@@ -48,7 +50,7 @@ function renderOpen(record: AlertRecord, now: number, silence: Silence | undefin
   const counted = n ? ` · ${n} finding${n === 1 ? '' : 's'} (${codeList(record.findings)}), the evidence is in the thread` : '';
   const context = contextBlock(`${openContext(record, now, silence)}${counted}`);
   const text = unchecked ? record.verdict : `${word}: ${record.verdict} (${record.check} ${record.target})`;
-  return { text: clipText(escapeMrkdwn(text), 3000), blocks: [verdict, context, actionsBlock(record)] };
+  return { text: clipText(inline(text), 3000), blocks: [verdict, context, actionsBlock(record)] };
 }
 
 /** The replies under a newly posted alert: every finding whole, as under a check's answer. */
@@ -59,18 +61,18 @@ export function alertEvidence(record: AlertRecord): EvidenceThread {
 function codeList(findings: AlertRecord['findings']): string {
   const counts = new Map<string, number>();
   for (const f of findings) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
-  const shown = [...counts].slice(0, 4).map(([c, k]) => `${codeSpan(c, 60)}${k > 1 ? ` ×${k}` : ''}`);
+  const shown = [...counts].slice(0, 4).map(([c, k]) => `${codeSpan(oneLine(c), 60)}${k > 1 ? ` ×${k}` : ''}`);
   return `${shown.join(', ')}${counts.size > 4 ? ', …' : ''}`;
 }
 
 function renderResolved(record: AlertRecord): AlertMessage {
   const lasted = formatDuration((record.resolvedAt ?? record.lastSeenAt) - record.openedAt);
   const what = record.kind === 'unchecked' ? 'checking works again' : 'no longer found';
-  const header = headerBlock(`:white_check_mark: RESOLVED · ${record.check} ${record.target}`);
-  const summary = section(`*Resolved after ${lasted}* (${what}). It was: ${escapeMrkdwn(record.verdict)}`);
+  const header = headerBlock(oneLine(`:white_check_mark: RESOLVED · ${record.check} ${record.target}`));
+  const summary = section(`*Resolved after ${lasted}* (${what}). It was: ${inline(record.verdict)}`);
   const list = section(memberList(record.members));
   const context = contextBlock(`Opened ${when(record.openedAt)} · resolved ${when(record.resolvedAt ?? record.lastSeenAt)}${reopenedNote(record)}`);
-  return { text: clipText(escapeMrkdwn(`RESOLVED after ${lasted}: ${record.verdict} (${record.check} ${record.target})`), 3000), blocks: [header, summary, list, context] };
+  return { text: clipText(inline(`RESOLVED after ${lasted}: ${record.verdict} (${record.check} ${record.target})`), 3000), blocks: [header, summary, list, context] };
 }
 
 /** The thread line that goes with a transition, if it needs one. */
@@ -80,7 +82,7 @@ export function threadNote(event: AlertEvent, change: MemberChange, record: Aler
       return clipText(changeLines(change).join('\n'), THREAD_MAX);
     case 'reopened': {
       const quiet = formatDuration(Math.max(0, now - (record.lastResolvedAt ?? now)));
-      const lines = [`:repeat: Back after ${quiet} resolved: re-opened (${ordinal(record.reopened)} time). ${escapeMrkdwn(record.verdict)}`];
+      const lines = [`:repeat: Back after ${quiet} resolved: re-opened (${ordinal(record.reopened)} time). ${inline(record.verdict)}`];
       return clipText([...lines, ...changeLines(change)].join('\n'), THREAD_MAX);
     }
     case 'resolved':
@@ -99,7 +101,7 @@ function changeLines(change: MemberChange): string[] {
 }
 
 function subjects(members: readonly AlertMember[]): string {
-  const shown = members.slice(0, MAX_SUBJECTS).map((m) => `${codeSpan(m.code, 40)} ${clipText(escapeMrkdwn(m.subject), 120)}`);
+  const shown = members.slice(0, MAX_SUBJECTS).map((m) => `${codeSpan(oneLine(m.code), 40)} ${clipText(inline(m.subject), 120)}`);
   const more = members.length > MAX_SUBJECTS ? `, …and ${members.length - MAX_SUBJECTS} more` : '';
   return shown.join(', ') + more;
 }
@@ -116,7 +118,7 @@ function openContext(record: AlertRecord, now: number, silence: Silence | undefi
   ];
   const note = reopenedNote(record);
   if (note) parts.push(note.slice(3));
-  if (silence) parts.push(`silenced by <@${silence.by}> until ${when(silence.until)}`);
+  if (silence) parts.push(`silenced by ${toSlackText(mention(oneLine(silence.by)))} until ${when(silence.until)}`);
   return parts.join(' · ');
 }
 

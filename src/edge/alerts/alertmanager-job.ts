@@ -8,7 +8,8 @@ import type { Logger } from '../../core/log.ts';
 import { renderAnswer } from '../slack/answer-render.ts';
 import { renderEvidence } from '../slack/evidence-thread.ts';
 import { evidenceChange, shownEvidenceOf, type EvidenceChange, type ShownEvidence } from './shown-evidence.ts';
-import { clipText, codeSpan, escapeMrkdwn } from '../slack/mrkdwn.ts';
+import { oneLine } from '../../core/one-line.ts';
+import { clipText, codeSpan, inline } from '../slack/mrkdwn.ts';
 import type { AlertMessage } from './alert-message.ts';
 import type { AlertSender } from './alert-sender.ts';
 import { postEvidenceReplies } from './evidence-replies.ts';
@@ -193,7 +194,7 @@ function changeLine(change: EvidenceChange, report: Report): string {
   ].filter(Boolean);
   const findings = parts.length ? `; findings: ${parts.join('; ')}` : '';
   const tail = report.findings.length ? ' The new evidence follows.' : '';
-  return clipText(`:arrows_counterclockwise: Evidence changed since the last answer: ${escapeMrkdwn(report.verdict)}${escapeMrkdwn(findings)}.${tail}`, 2900);
+  return clipText(`:arrows_counterclockwise: Evidence changed since the last answer: ${inline(report.verdict)}${inline(findings)}.${tail}`, 2900);
 }
 
 function groupKeyOf(store: AlertStore, data: AlertmanagerJobData): string {
@@ -213,16 +214,16 @@ function names(data: AlertmanagerJobData): string {
 function renderGroupAnswer(data: AlertmanagerJobData, reports: readonly Report[], evidenceNote?: string): AlertMessage {
   const [report] = reports;
   const firing = data.alerts.filter((a) => a.status === 'firing').length;
-  const intro = `*Alertmanager:* ${escapeMrkdwn(names(data))} · ${firing} firing · answered with \`${data.check} ${data.target}\` (group ${codeSpan(data.groupKey, 120)})`;
+  const intro = `*Alertmanager:* ${inline(names(data))} · ${firing} firing · answered with ${codeSpan(oneLine(`${data.check} ${data.target}`))} (group ${codeSpan(oneLine(data.groupKey), 120)})`;
   const body = report ? renderAnswer(report, evidenceNote ? { evidenceNote } : {}).blocks : [];
   const verdict = report?.verdict ?? 'no result';
   return {
-    text: clipText(escapeMrkdwn(`Alertmanager ${names(data)}: ${data.check} ${data.target} says ${verdict}`), 3000),
+    text: clipText(inline(`Alertmanager ${names(data)}: ${data.check} ${data.target} says ${verdict}`), 3000),
     blocks: [{ type: 'section', text: { type: 'mrkdwn', text: clipText(intro, 3000) } }, ...body],
   };
 }
 
 function resolvedLine(data: AlertmanagerJobData): string {
-  return clipText(`:white_check_mark: Alertmanager resolved ${escapeMrkdwn(names(data))} (group ${codeSpan(data.groupKey, 120)}).`, 2900);
+  return clipText(`:white_check_mark: Alertmanager resolved ${inline(names(data))} (group ${codeSpan(oneLine(data.groupKey), 120)}).`, 2900);
 }
 
