@@ -100,10 +100,23 @@ function changeLines(change: MemberChange): string[] {
   return lines;
 }
 
+/** Each code once, with its count and its first subjects: `MAC_DRIFT` ×9: node-1, node-2, …and 7 more; `MAC_IN_USE` node-4. */
 function subjects(members: readonly AlertMember[]): string {
-  const shown = members.slice(0, MAX_SUBJECTS).map((m) => `${codeSpan(oneLine(m.code), 40)} ${clipText(inline(m.subject), 120)}`);
-  const more = members.length > MAX_SUBJECTS ? `, …and ${members.length - MAX_SUBJECTS} more` : '';
-  return shown.join(', ') + more;
+  const byCode = new Map<string, string[]>();
+  for (const m of members) {
+    const names = byCode.get(m.code) ?? [];
+    names.push(m.subject);
+    byCode.set(m.code, names);
+  }
+  let room = MAX_SUBJECTS;
+  const groups = [...byCode].map(([code, names]) => {
+    const shown = names.slice(0, Math.max(1, room));
+    room -= shown.length;
+    const more = names.length > shown.length ? `, …and ${names.length - shown.length} more` : '';
+    const count = names.length > 1 ? ` ×${names.length}:` : '';
+    return `${codeSpan(oneLine(code), 40)}${count} ${shown.map((s) => clipText(inline(s), 120)).join(', ')}${more}`;
+  });
+  return groups.join('; ');
 }
 
 function memberList(members: readonly AlertMember[]): string {

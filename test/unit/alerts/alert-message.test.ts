@@ -78,6 +78,16 @@ describe('renderAlert', () => {
     expect(buttons(msg.blocks)).toEqual([]);
   });
 
+  it('a resolved alert names each finding code once in "Was:", with its count, however many machines it had', () => {
+    const inUse = { fingerprint: 'node-x', code: 'MAC_IN_USE', subject: 'node-x', digest: '', since: T0 };
+    const base = record({}, 12);
+    const msg = renderAlert({ ...base, state: 'resolved', resolvedAt: T0 + 60_000, members: [...base.members, inUse] }, T0 + 60_000);
+    const was = allText(msg.blocks).match(/Was: [^"]*/)?.[0] ?? '';
+    expect(was.match(/MAC_DRIFT/g)).toHaveLength(1);
+    expect(was).toContain('`MAC_DRIFT` ×12: node-1, node-2');
+    expect(was).toContain('…and 2 more; `MAC_IN_USE` node-x');
+  });
+
   it('a storm of 200 drifted machines is one message within Slack limits', () => {
     const msg = renderAlert(record({}, 200), T0);
     expect(checkBlocks(msg.blocks)).toBeUndefined();
