@@ -44,7 +44,7 @@ describe('mac-diff cites MAAS\'s witnesses of the drift', () => {
     });
     const drift = report.findings.find((f) => f.code === 'MAC_DRIFT')!;
     expect(drift.summary).toMatch(/rack rack-b saw 52:54:00:7f:00:01 on br-pxe as an unknown neighbour, last .* UTC \(2m ago\)/);
-    expect(drift.summary).toContain('no PXE event since 2026-07-21 09:12 UTC');
+    expect(drift.summary).toContain('no PXE event since 2026-07-21 09:12:31 UTC');
     expect(drift.evidence).toMatchObject({ seenByRack: 'rack-b', seenOnInterface: 'br-pxe', seenIp: '10.20.0.57', lastPxeEvent: 'Tue, 21 Jul. 2026 09:12:31' });
     expect(report.findings.some((f) => f.code === 'MAC_WITNESS_UNAVAILABLE')).toBe(false);
     expect(report.status).toBe('critical');

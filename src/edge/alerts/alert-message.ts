@@ -4,7 +4,7 @@ import { formatDuration } from '../../core/duration.ts';
 import { mention } from '../../core/mention.ts';
 import { oneLine } from '../../core/one-line.ts';
 import type { Report, ReportKind, Status } from '../../core/report.ts';
-import { clipText, codeSpan, inline, slackDate, toSlackText } from '../slack/mrkdwn.ts';
+import { clipText, codeSpan, inline, slackDate, slackDateAgo, toSlackText } from '../slack/mrkdwn.ts';
 import { verdictLine } from '../slack/answer-render.ts';
 import { renderEvidence, type EvidenceThread } from '../slack/evidence-thread.ts';
 import { ALERT_ACTIONS } from './alert-action-ids.ts';
@@ -127,7 +127,8 @@ function memberList(members: readonly AlertMember[]): string {
 function openContext(record: AlertRecord, now: number, silence: Silence | undefined): string {
   const parts = [
     now - record.openedAt < 1000 ? `Opened just now (${when(record.openedAt)})` : `Open for ${formatDuration(now - record.openedAt)} (since ${when(record.openedAt)})`,
-    `last checked ${when(record.lastSeenAt)}`,
+    // Slack keeps "(5 minutes ago)" current: a scanner that stopped shows here even if nothing edits the alert.
+    `last checked ${slackDateAgo(record.lastSeenAt)}`,
   ];
   const note = reopenedNote(record);
   if (note) parts.push(note.slice(3));

@@ -72,8 +72,25 @@ export function clipInside(prefix: string, content: string, suffix: string, max:
 
 /** A Slack date token: each reader sees their own time zone; clients that cannot show it read the UTC fallback. */
 export function slackDate(ms: number): string {
+  return dateToken(ms, '{date_short_pretty} {time_secs}', utcSeconds(ms));
+}
+
+/**
+ * A date token that also says how long ago it was: Slack's `{ago}` (`3 minutes ago`) stays true
+ * as the message ages, where a written "(3m ago)" would not. `writtenAge`, the age when the text
+ * was written, goes only in the fallback.
+ */
+export function slackDateAgo(ms: number, writtenAge?: string): string {
+  return dateToken(ms, '{date_short_pretty} {time_secs} ({ago})', `${utcSeconds(ms)}${writtenAge ? ` (${writtenAge})` : ''}`);
+}
+
+function dateToken(ms: number, format: string, fallback: string): string {
+  return `<!date^${Math.floor(ms / 1000)}^${format}|${fallback}>`;
+}
+
+function utcSeconds(ms: number): string {
   const iso = new Date(ms).toISOString();
-  return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time_secs}|${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC>`;
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
 /** A time inside text still to be escaped: `withSlackDates` turns it into a date token after escaping, `withUtcDates` into UTC. */

@@ -159,11 +159,14 @@ export function eventTime(created: string): number {
   return Date.UTC(Number(m[3]), month, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6]));
 }
 
-/** `2026-07-21 09:12 UTC (3d 4h ago)`, or the text as MAAS gave it when it cannot be read. */
+/**
+ * `2026-07-21 09:12:31 UTC (3d 4h ago)`, to the second as MAAS gave it (a Slack message shows it
+ * with seconds, and its age as Slack's own `{ago}`), or the text as MAAS gave it when it cannot be read.
+ */
 function when(text: string, now: Date): string {
   const t = Number.isNaN(eventTime(text)) ? Date.parse(text) : eventTime(text);
   if (Number.isNaN(t)) return text;
-  return `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC (${age(t, now)} ago)`;
+  return `${new Date(t).toISOString().slice(0, 19).replace('T', ' ')} UTC (${age(t, now)} ago)`;
 }
 
 /** A coarse age: `45s`, `12m`, `3h 5m`, `2d 4h`. */
