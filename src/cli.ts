@@ -10,7 +10,7 @@ import { readMaasMaxBodyBytes } from './core/env.ts';
 import { createLogger } from './core/log.ts';
 import { packageVersion } from './core/package-version.ts';
 import { configNames, createRedactor } from './core/redact.ts';
-import { exitCodeFor, type Report } from './core/report.ts';
+import { exitCodeFor, reportsJson, type Report } from './core/report.ts';
 import { sitesOverview, sitesText } from './edge/terminal/sites.ts';
 import { reportsText } from './edge/terminal/text-render.ts';
 
@@ -284,7 +284,7 @@ async function runJobInline(command: string, target: string, options: CliOptions
   if (!job) return EXIT.usage;
   const data = { target, requestedBy: `terminal:${env.USER ?? 'unknown'}`, apply: options.apply, interactive: true };
   const reports: Report[] = await job.run({ config: loaded.config, adapters, log }, data);
-  const output = options.json ? JSON.stringify(reports.length === 1 && target !== 'all' ? reports[0] : reports, null, 2) : reportsText(reports);
+  const output = options.json ? reportsJson(reports.length === 1 && target !== 'all' ? reports[0]! : reports) : reportsText(reports);
   io.out(redact(output));
   return exitCodeFor(reports);
 }

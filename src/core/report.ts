@@ -152,3 +152,29 @@ export function exitCodeFor(reports: readonly Report[]): number {
   }
   return worst === 'ok' ? 0 : 1;
 }
+
+/**
+ * Reports as the JSON `--json` prints. Evidence keeps some times as Unix seconds (`writtenAt`,
+ * `dhcpdSince`: as `stat -c %Y` and `date +%s` print them on the rack); each keeps its number and
+ * gains an ISO 8601 twin (`writtenAtIso: "2026-11-30T11:58:26Z"`), like every other time in the report.
+ */
+export function reportsJson(value: Report | readonly Report[]): string {
+  return JSON.stringify(value, withIsoTwins, 2);
+}
+
+function withIsoTwins(_key: string, value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const twins = Object.entries(value).flatMap(([k, v]) => {
+    const iso = unixSecondsIso(k, v);
+    return iso ? [[`${k}Iso`, iso] as const] : [];
+  });
+  return twins.length ? { ...value, ...Object.fromEntries(twins) } : value;
+}
+
+/** A `…At`/`…Since` number of Unix seconds (between 2000 and 2200) as ISO 8601 UTC; undefined for anything else. */
+function unixSecondsIso(key: string, value: unknown): string | undefined {
+  if (typeof value !== 'number' || !/(At|Since)$/.test(key)) return undefined;
+  const ms = value * 1000;
+  if (!(ms >= Date.UTC(2000, 0, 1) && ms < Date.UTC(2200, 0, 1))) return undefined;
+  return new Date(Math.round(ms)).toISOString().replace('.000Z', 'Z');
+}
