@@ -58,6 +58,9 @@ describe('/maas timeline in Slack', () => {
     const rows = (markdown?.content ?? '').split('\n').filter((l) => l.startsWith('| 20'));
     // Never cut: every event is a row of the file.
     expect(rows).toHaveLength(42);
+    // A file carries ISO 8601 times (UTC, with Z), never a date token or a zone-less time.
+    for (const row of rows) expect(row).toMatch(/^\| \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z \|/);
+    expect(markdown?.content).not.toContain('<!date^');
     expect(rows.at(-2) ?? '').toContain('set-dns-ips api-39.prod: verified: read back 10.0.0.39');
   });
 });

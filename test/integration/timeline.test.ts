@@ -78,17 +78,19 @@ describe('maas-chatops timeline', () => {
     expect(events.every((e) => e.target === 'prod')).toBe(true);
   });
 
-  it('Markdown: one table row per event in UTC, the counts and the latest verdict, outside text kept as text on one line', async () => {
+  it('Markdown: one table row per event, its time in ISO 8601 (UTC, Z), the counts and the latest verdict, outside text kept as text on one line', async () => {
     const p = `${prefix}:b`;
     await seed(`${p}:audit`);
     const { code, out } = await timeline(['prod'], { since: '2h', keyPrefix: p });
     expect(code).toBe(0);
     expect(out).toContain('# Timeline: prod');
-    expect(out).toContain('From 2026-12-01 01:10:00 to 2026-12-01 03:10:00 UTC: 8 events (2 alert events, 1 check, 1 plan, 1 decision, 1 write, 1 repair ended, 1 command).');
-    expect(out).toContain('Latest verdict: dns-check prod alert resolved (drift) (2026-12-01 03:09:00 UTC)');
+    expect(out).toContain('From 2026-12-01T01:10:00Z to 2026-12-01T03:10:00Z: 8 events (2 alert events, 1 check, 1 plan, 1 decision, 1 write, 1 repair ended, 1 command).');
+    expect(out).toContain('Latest verdict: dns-check prod alert resolved (drift) (2026-12-01T03:09:00Z)');
     const rows = out.split('\n').filter((l) => /^\| 2026-/.test(l));
     expect(rows).toHaveLength(8);
-    expect(rows[0]).toBe('| 2026-12-01 03:00:00 | alert | scheduler | prod | dns-check prod alert opened (drift) |');
+    // Every time in the file is ISO 8601 with its zone: none is left as "2026-12-01 03:00:00 UTC".
+    expect(out).not.toMatch(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}/);
+    expect(rows[0]).toBe('| 2026-12-01T03:00:00Z | alert | scheduler | prod | dns-check prod alert opened (drift) |');
     // The pipe in MAAS's text stays inside its cell; the newline and the mention do not become markup.
     expect(rows.find((r) => r.includes('| check |'))).toContain('The DNS record of prod is empty \\| cached hash');
     const write = rows.find((r) => r.includes('| write |')) ?? '';

@@ -110,7 +110,7 @@ export function timelineCounts(events: readonly TimelineEvent[]): string {
 /** The newest check's verdict, else the newest alert's state: what the target looks like now, as far as the trail knows. */
 export function currentVerdict(events: readonly TimelineEvent[]): string | undefined {
   const last = [...events].reverse().find((e) => e.kind === 'check' || e.kind === 'alert');
-  return last ? `${last.summary} (${last.at.replace('T', ' ').slice(0, 19)} UTC)` : undefined;
+  return last ? `${last.summary} (${isoSeconds(last.at)})` : undefined;
 }
 
 /** A Markdown table cell: one line, no pipe that ends the cell, no markup that a viewer would follow. */
@@ -122,25 +122,26 @@ function cell(text: string): string {
     .replace(/([[\]`*_])/g, '\\$1');
 }
 
-function utc(iso: string): string {
-  return `${iso.replace('T', ' ').slice(0, 19)}`;
+/** ISO 8601 in UTC to the second, as files carry times: `2026-12-01T03:09:00Z`. */
+function isoSeconds(iso: string): string {
+  return `${iso.slice(0, 19)}Z`;
 }
 
-/** The whole timeline as a Markdown document: times in UTC, every event one row, nothing cut. */
+/** The whole timeline as a Markdown document: times in ISO 8601 (UTC), every event one row, nothing cut. */
 export function timelineMarkdown(t: Timeline): string {
   const lines = [
     `# Timeline: ${cell(t.target)}`,
     '',
-    `From ${utc(t.since)} to ${utc(t.until)} UTC: ${t.events.length} event${t.events.length === 1 ? '' : 's'}${t.events.length ? ` (${timelineCounts(t.events)})` : ''}.`,
+    `From ${isoSeconds(t.since)} to ${isoSeconds(t.until)}: ${t.events.length} event${t.events.length === 1 ? '' : 's'}${t.events.length ? ` (${timelineCounts(t.events)})` : ''}.`,
   ];
   const verdict = currentVerdict(t.events);
   if (verdict) lines.push('', `Latest verdict: ${cell(verdict)}`);
-  if (t.truncated) lines.push('', `The trail holds more events than one timeline reads; the last one here is at ${utc(t.events.at(-1)?.at ?? t.until)} UTC. Ask again with a later start for the rest.`);
+  if (t.truncated) lines.push('', `The trail holds more events than one timeline reads; the last one here is at ${isoSeconds(t.events.at(-1)?.at ?? t.until)}. Ask again with a later start for the rest.`);
   if (!t.events.length) return [...lines, '', 'The audit trail holds nothing for this span.', ''].join('\n');
   lines.push('', '| Time (UTC) | Kind | Who | Target | What |', '| --- | --- | --- | --- | --- |');
   for (const e of t.events) {
     const extra = e.detail?.planId ? ` (plan ${e.detail.planId})` : '';
-    lines.push(`| ${utc(e.at)} | ${e.kind} | ${cell(e.actor)} | ${cell(e.target ?? '-')} | ${cell(e.summary + extra)} |`);
+    lines.push(`| ${isoSeconds(e.at)} | ${e.kind} | ${cell(e.actor)} | ${cell(e.target ?? '-')} | ${cell(e.summary + extra)} |`);
   }
   return `${lines.join('\n')}\n`;
 }
