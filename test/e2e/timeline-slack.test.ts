@@ -53,7 +53,7 @@ describe('/maas timeline in Slack', () => {
     expect(summary.text).toContain('control plane &lt;@U0PWNED&gt;');
     expect(shown).toContain('control plane <@U0PWNED>');
     const files = emulator.files.filter((f) => f.threadTs === summary.ts);
-    const markdown = files.find((f) => f.filename === 'prod-timelineMarkdown.md');
+    const markdown = files.find((f) => f.filename === 'prod-timeline.md');
     expect(markdown, 'the timeline file in the thread').toBeDefined();
     const rows = (markdown?.content ?? '').split('\n').filter((l) => l.startsWith('| 20'));
     // Never cut: every event is a row of the file.

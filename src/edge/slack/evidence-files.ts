@@ -37,8 +37,14 @@ export function isTableKey(key: string): boolean {
 }
 
 export function fileNameFor(target: string, key: string): string {
-  const base = `${target}-${key === 'tableText' ? 'table' : key}`.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80);
+  const base = `${target}-${fileStem(key)}`.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80);
   return `${base}${key === 'snippet' ? '.tf' : isDocumentKey(key) ? '.md' : '.txt'}`;
+}
+
+/** `tableText` reads as `table`, a document key such as `timelineMarkdown` as `timeline`. */
+function fileStem(key: string): string {
+  if (key === 'tableText') return 'table';
+  return isDocumentKey(key) ? key.replace(/Markdown$/, '') || key : key;
 }
 
 /** The files a report's message refers to: every multi-line evidence text too long to show. */
