@@ -101,7 +101,7 @@ async function lab(options: { quietMs?: number; audit?: AuditInput[] } = {}) {
       redis.disconnect();
     };
     cleanups.push(close);
-    return { redis, sender, store, scan: (requestedBy) => job.run(ctx, { check: 'mac-diff', target: 'site-b', ...(requestedBy ? { requestedBy } : {}) }), close };
+    return { redis, sender, store, scan: (requestedBy?: string, trigger?: string[]) => job.run(ctx, { check: 'mac-diff', target: 'site-b', ...(requestedBy ? { requestedBy } : {}), ...(trigger ? { trigger } : {}) }), close };
   }
   return { slack, fake, clock, runner, prefix };
 }
@@ -131,6 +131,23 @@ describe('drift alerts on real Redis and the Slack emulator', () => {
       ['alert', 'mac-diff', 'site-b', 'opened'],
       ['alert', 'mac-diff', 'site-b', 'changed'],
       ['alert', 'mac-diff', 'site-b', 'resolved'],
+    ]);
+  });
+
+  it('names in the audit trail who queued the scan: the schedule, a watch that saw a change, or the person who asked', async () => {
+    const audit: AuditInput[] = [];
+    const { fake, runner } = await lab({ audit });
+    const w = runner();
+    fake.findings = drifts(2);
+    await w.scan();
+    fake.findings = drifts(3);
+    await w.scan(undefined, ['VM host 127.0.0.2: domain "site-b-node3" undefined and defined again']);
+    fake.findings = [];
+    await w.scan('U0OPS1');
+    expect(audit.map((e) => [e.outcome, e.actor])).toEqual([
+      ['opened', 'scheduler'],
+      ['changed', 'watch'],
+      ['resolved', 'U0OPS1'],
     ]);
   });
 

@@ -44,6 +44,8 @@ export interface AlertReconcilerOptions {
 export interface ReconcileRequest {
   /** Someone asked for this scan (a command, a Re-check click) and is watching the alert: it is edited even when nothing changed. */
   requested?: boolean;
+  /** Who queued the scan, as the audit trail names it: `scheduler` (the default), `watch` (a watch saw a change) or the person who asked. */
+  actor?: string;
 }
 
 const AUDITED_EVENTS: readonly AlertEvent[] = ['opened', 'reopened', 'changed', 'resolved'];
@@ -142,7 +144,7 @@ export class AlertReconciler {
     }
     await this.#o.store.save(record, this.#quietMs + 60_000);
     if (AUDITED_EVENTS.includes(t.event)) {
-      await this.#o.audit?.record({ kind: 'alert', actor: 'scheduler', action: check, target, subject: seen.kind, outcome: t.event, ...(record.channel ? { channel: record.channel } : {}) });
+      await this.#o.audit?.record({ kind: 'alert', actor: request.actor ?? 'scheduler', action: check, target, subject: seen.kind, outcome: t.event, ...(record.channel ? { channel: record.channel } : {}) });
     }
     log.info({ posted: outcome.posted, updated: outcome.updated, threaded: outcome.threaded, muted }, 'alert reconciled');
     return outcome;

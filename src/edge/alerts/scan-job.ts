@@ -54,7 +54,7 @@ export function createScanJob(deps: ScanDependencies): JobDefinition {
       }
       try {
         const reports = redactDeep(await runCheck(ctx, definition, check, target), deps.redact);
-        await deps.reconciler.reconcile(check, target, reports, { requested });
+        await deps.reconciler.reconcile(check, target, reports, { requested, actor: triggered ? 'watch' : requested ? String(data.requestedBy) : 'scheduler' });
         return reports;
       } finally {
         await lock.release();
