@@ -178,12 +178,12 @@ function buildProgram(io: Out, env: NodeJS.ProcessEnv, outcome: Outcome): Comman
     .description('the config file: config check')
     .command('check')
     .description('load and validate the config, read every secret it names, say which peers answer')
-    .option('--offline', 'skip the reachability probes')
+    .option('--offline', 'check the shape only: reach no peer, read no secret file, accept unset env: variables (each named)')
     .action(async function (this: Command) {
       const opts = this.optsWithGlobals<{ config?: string; offline?: boolean }>();
       outcome.code = await guarded('config check', io, async () => {
         const { checkConfig } = await import('./edge/terminal/config-check.ts');
-        const result = await checkConfig({ ...(opts.config ? { path: opts.config } : {}), env, offline: opts.offline ?? false });
+        const result = await checkConfig({ ...(opts.config ? { path: opts.config } : {}), env, offline: opts.offline ?? false, readSecrets: !opts.offline });
         for (const line of result.lines) io.out(line);
         return result.code;
       });

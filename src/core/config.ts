@@ -185,6 +185,8 @@ export interface LoadOptions {
   path?: string;
   env?: NodeJS.ProcessEnv;
   readFile?: (path: string) => string;
+  /** `config check --offline`: an `env:` reference whose variable is unset is deferred like a `file:` one instead of failing the load. */
+  deferUnsetEnv?: boolean;
 }
 
 const readUtf8 = (p: string) => readFileSync(p, 'utf8');
@@ -207,12 +209,12 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
       'Pass --config FILE or set MAAS_CHATOPS_CONFIG; README.md shows an example',
     );
   }
-  return parseConfigText(text, { path, env, readFile });
+  return parseConfigText(text, { path, env, readFile, deferUnsetEnv: options.deferUnsetEnv ?? false });
 }
 
 export function parseConfigText(
   text: string,
-  options: { path: string; env: NodeJS.ProcessEnv; readFile?: (path: string) => string },
+  options: { path: string; env: NodeJS.ProcessEnv; readFile?: (path: string) => string; deferUnsetEnv?: boolean },
 ): LoadedConfig {
   const { path } = options;
   let doc: unknown;
@@ -224,7 +226,7 @@ export function parseConfigText(
   if (doc === null || doc === undefined) doc = {};
   const parsed = configSchema.safeParse(doc);
   if (!parsed.success) throw new ConfigError(`${path}: ${formatIssue(parsed.error.issues[0])}`, hintFor(parsed.error.issues[0]));
-  const resolver = new SecretResolver(options.env, options.readFile ?? readUtf8, path);
+  const resolver = new SecretResolver(options.env, options.readFile ?? readUtf8, path, options.deferUnsetEnv ?? false);
   const config = buildConfig(parsed.data, path, resolver);
   checkReferences(config, path);
   checkAlertRoutes(config, path);
@@ -301,7 +303,12 @@ class SecretResolver {
     private readonly env: NodeJS.ProcessEnv,
     private readonly readFile: (path: string) => string,
     private readonly path: string,
+    private readonly deferUnsetEnv: boolean,
   ) {}
+
+  #deferred(ref: string): boolean {
+    return ref.startsWith('file:') || (this.deferUnsetEnv && ref.startsWith('env:') && !this.env[ref.slice(4)]);
+  }
 
   secret(ref: string, where: string, options: SecretOptions = {}): Secret {
     const source = ref.startsWith('env:') || ref.startsWith('file:') ? ref : 'literal';
@@ -310,7 +317,7 @@ class SecretResolver {
       this.#remember(options.fragments?.(value) ?? null, value, source);
       return value;
     };
-    if (!ref.startsWith('file:')) return new Secret(take(this.value(ref, where)), source);
+    if (!this.#deferred(ref)) return new Secret(take(this.value(ref, where)), source);
     const secret = Secret.deferred(() => take(this.value(ref, where)), source);
     this.deferred.push({ where, secret });
     return secret;
@@ -318,7 +325,7 @@ class SecretResolver {
 
   /** A referenced value that is not secret (known_hosts): deferred like a secret, never redacted. */
   plain(ref: string, where: string): Secret {
-    if (!ref.startsWith('file:')) return new Secret(this.value(ref, where, false), ref.startsWith('env:') ? ref : 'literal');
+    if (!this.#deferred(ref)) return new Secret(this.value(ref, where, false), ref.startsWith('env:') ? ref : 'literal');
     const value = Secret.deferred(() => this.value(ref, where, false), ref);
     this.deferred.push({ where, secret: value });
     return value;
