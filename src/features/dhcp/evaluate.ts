@@ -19,7 +19,8 @@ export function evaluateDhcp(snapshot: DhcpSnapshot): Evaluation {
   const handed = dhcp.leases
     ? `${site}: nodes on ${dhcp.subnet} are handed ${shown} (DHCP option 6${dhcp.scope.startsWith('subnet') ? '' : `, set in ${dhcp.scope}`})${others ? `; ${others} narrower scope${others === 1 ? ' gives' : 's give'} some nodes something else` : ''}`
     : `${site}: dynamic nodes on ${dhcp.subnet} get no lease from the rack's dhcpd; nodes with a fixed address are handed ${shown} (DHCP option 6)`;
-  const unread = dhcp.unread.length ? `; ${dhcp.unread.length} part${dhcp.unread.length === 1 ? '' : 's'} of the file could not be read and may set option 6 too` : '';
+  const unreadParts = dhcp.unread.length + (dhcp.moreUnread ?? 0);
+  const unread = unreadParts ? `; ${unreadParts} part${unreadParts === 1 ? '' : 's'} of the file could not be read and may set option 6 too` : '';
   if (findings.some((f) => f.code === 'RESOLVER_DHCP_RACK_FIRST')) return { verdict: `${handed}${unread}: the rack's own failing resolver comes first`, findings };
   const servers = findings.find((f) => f.code === 'RESOLVER_DHCP_SERVERS');
   const differs = servers?.severity === 'warning' && servers.fix !== undefined;

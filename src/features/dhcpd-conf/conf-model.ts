@@ -133,8 +133,12 @@ export interface DhcpdConf {
   classes: ClientClass[];
   /** What `dhcpd -t` refuses: a dhcpd restarted with this file exits. */
   refusals: Problem[];
+  /** Refusals past the first `maxProblemsKept`, counted but not listed. */
+  moreRefusals: number;
   /** Parts that could not be read (an include) or are not modelled, where option 6 may be set. */
   unread: Problem[];
+  /** Unread parts past the first `maxProblemsKept`, counted but not listed. */
+  moreUnread: number;
   /** `include` files the reading needs and was not given. */
   wanted: { path: string; at: Where }[];
   /** Host names in option 6 values: dhcpd resolves them (the first address of each). */

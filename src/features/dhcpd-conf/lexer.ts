@@ -6,6 +6,8 @@
  * token of its own (`; { } , . : = ( )`). Keywords are case-insensitive (dhcpd.conf(5)).
  */
 
+import { keepFirst } from './keep-first.ts';
+
 export type TokenKind = 'word' | 'string' | 'punct' | 'eof';
 
 export interface Token {
@@ -52,9 +54,14 @@ export class Lexer {
   #at = 0;
   #line = 1;
   #peeked: Token | undefined;
+  /** The first `maxProblems` problems; the rest are counted in `moreProblems`. */
   readonly problems: LexProblem[] = [];
+  moreProblems = 0;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly maxProblems: number,
+  ) {}
 
   peek(): Token {
     this.#peeked ??= this.#read();
@@ -75,7 +82,7 @@ export class Lexer {
         if (text.charCodeAt(this.#at) === 10) this.#line++;
         this.#at++;
       }
-      if (this.#at - start >= DHCPD_TOKEN_MAX) this.problems.push({ line: this.#line, reason: `${this.#at - start} whitespace characters in a row (dhcpd stops: "whitespace too long, buffer overflow")` });
+      if (this.#at - start >= DHCPD_TOKEN_MAX) this.#problem({ line: this.#line, reason: `${this.#at - start} whitespace characters in a row (dhcpd stops: "whitespace too long, buffer overflow")` });
       if (this.#at >= text.length) return { kind: 'eof', text: '', line: this.#line };
       const c = text[this.#at] as string;
       if (c === '#') {
@@ -90,6 +97,10 @@ export class Lexer {
     }
   }
 
+  #problem(problem: LexProblem): void {
+    this.moreProblems += keepFirst(this.problems, problem, this.maxProblems);
+  }
+
   #string(): Token {
     const text = this.text;
     const line = this.#line;
@@ -101,7 +112,7 @@ export class Lexer {
     let i = this.#at + 1;
     for (;;) {
       if (i >= text.length) {
-        this.problems.push({ line, reason: 'a string that never ends (dhcpd: "eof in string constant")' });
+        this.#problem({ line, reason: 'a string that never ends (dhcpd: "eof in string constant")' });
         break;
       }
       const c = text[i] as string;
@@ -121,7 +132,7 @@ export class Lexer {
       i++;
     }
     this.#at = i;
-    if (length >= DHCPD_TOKEN_MAX) this.problems.push({ line, reason: `a string of ${length} characters (dhcpd: "string constant larger than internal buffer")` });
+    if (length >= DHCPD_TOKEN_MAX) this.#problem({ line, reason: `a string of ${length} characters (dhcpd: "string constant larger than internal buffer")` });
     return { kind: 'string', text: value, line };
   }
 
@@ -130,7 +141,7 @@ export class Lexer {
     const start = this.#at;
     while (this.#at < text.length && isWordChar(text.charCodeAt(this.#at))) this.#at++;
     const word = text.slice(start, this.#at);
-    if (word.length >= DHCPD_TOKEN_MAX) this.problems.push({ line: this.#line, reason: `a word of ${word.length} characters (dhcpd: "token larger than internal buffer")` });
+    if (word.length >= DHCPD_TOKEN_MAX) this.#problem({ line: this.#line, reason: `a word of ${word.length} characters (dhcpd: "token larger than internal buffer")` });
     return { kind: 'word', text: word.length > DHCPD_TOKEN_MAX ? word.slice(0, DHCPD_TOKEN_MAX) : word, line: this.#line };
   }
 }

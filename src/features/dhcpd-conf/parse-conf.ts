@@ -5,6 +5,7 @@ import { keyword, shortText, wordsText } from './words.ts';
 import { subnetHeader } from './subnet-header.ts';
 import type { Frame } from './frame.ts';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits } from './parse-limits.ts';
+import { keepFirst } from './keep-first.ts';
 
 export type IncludeFile = { text: string } | { unread: string };
 
@@ -34,6 +35,7 @@ class Reader implements StatementContext {
   readonly frames: Frame[];
   readonly aliases = new Set<string>();
   readonly #sources: Source[];
+  readonly #names = new Set<string>();
   #nodes = 0;
   #chars: number;
   #includes = 0;
@@ -47,11 +49,11 @@ class Reader implements StatementContext {
   ) {
     const at = { file: main.path, line: 1 };
     const root: Group = { parent: undefined, statements: [], label: 'global', at };
-    this.conf = { root, subnets: [], hosts: [], classes: [], refusals: [], unread: [], wanted: [], names: [] };
+    this.conf = { root, subnets: [], hosts: [], classes: [], refusals: [], moreRefusals: 0, unread: [], moreUnread: 0, wanted: [], names: [] };
     this.frames = [{ declType: 'root', executable: false, group: root, exec: root.statements, header: 'global', at }];
     this.#chars = main.text.length;
     if (this.#chars > limits.maxChars) throw new LimitExceeded(`${main.path} is ${main.text.length} characters, over the ${limits.maxChars} this reading holds`);
-    this.#sources = [{ lexer: new Lexer(main.text), file: main.path, depth: 1 }];
+    this.#sources = [{ lexer: new Lexer(main.text, limits.maxProblemsKept), file: main.path, depth: 1 }];
   }
 
   read(): DhcpdConf {
@@ -96,7 +98,17 @@ class Reader implements StatementContext {
   }
 
   refuse(at: Where, reason: string): void {
-    this.conf.refusals.push({ at, reason });
+    this.conf.moreRefusals += keepFirst(this.conf.refusals, { at, reason }, this.limits.maxProblemsKept);
+  }
+
+  addName(name: string): void {
+    if (this.#names.has(name)) return;
+    this.#names.add(name);
+    this.conf.names.push(name);
+  }
+
+  #unread(at: Where, reason: string): void {
+    this.conf.moreUnread += keepFirst(this.conf.unread, { at, reason }, this.limits.maxProblemsKept);
   }
 
   count(at: Where): void {
@@ -110,7 +122,7 @@ class Reader implements StatementContext {
 
   include(path: string, at: Where): void {
     if (this.#sources.some((s) => s.file === path)) {
-      this.conf.unread.push({ at, reason: `\`include "${path}"\` includes a file already being read (a loop): not followed` });
+      this.#unread(at, `\`include "${path}"\` includes a file already being read (a loop): not followed`);
       return;
     }
     const file = this.includeFiles.get(path);
@@ -119,20 +131,21 @@ class Reader implements StatementContext {
       return;
     }
     if ('unread' in file) {
-      this.conf.unread.push({ at, reason: `\`include "${path}"\` could not be read (${file.unread}): what it sets is unknown` });
+      this.#unread(at, `\`include "${path}"\` could not be read (${file.unread}): what it sets is unknown`);
       return;
     }
     if (++this.#includes > this.limits.maxIncludes || this.#sources.length > this.limits.maxIncludeDepth) {
-      this.conf.unread.push({ at, reason: `\`include "${path}"\` not followed: more than ${this.limits.maxIncludes} include files, or nested more than ${this.limits.maxIncludeDepth} deep` });
+      this.#unread(at, `\`include "${path}"\` not followed: more than ${this.limits.maxIncludes} include files, or nested more than ${this.limits.maxIncludeDepth} deep`);
       return;
     }
     this.#chars += file.text.length;
     if (this.#chars > this.limits.maxChars) throw new LimitExceeded(`the file and its includes are over the ${this.limits.maxChars} characters this reading holds (at ${path})`);
-    this.#sources.push({ lexer: new Lexer(file.text), file: path, depth: this.frames.length });
+    this.#sources.push({ lexer: new Lexer(file.text, this.limits.maxProblemsKept), file: path, depth: this.frames.length });
   }
 
   #endSource(source: Source): void {
     for (const p of source.lexer.problems) this.refuse({ file: source.file, line: p.line }, p.reason);
+    this.conf.moreRefusals += source.lexer.moreProblems;
     if (this.frames.length > source.depth) {
       const open = this.frames[source.depth] as Frame;
       this.refuse(open.at, `\`${open.header} {\` is not closed before the end of ${source.file} (dhcpd: "unexpected end of file")`);
@@ -146,7 +159,7 @@ class Reader implements StatementContext {
     this.#lastIf = undefined;
     const frame = this.frame;
     if (frame.opaque) {
-      if (namesOption6(words, this.aliases)) this.conf.unread.push({ at, reason: `\`${shortText(words)};\` is inside \`${frame.opaque} {\`, which this reading does not model: not counted` });
+      if (namesOption6(words, this.aliases)) this.#unread(at, `\`${shortText(words)};\` is inside \`${frame.opaque} {\`, which this reading does not model: not counted`);
       return;
     }
     if (frame.switchBody) words = withoutCaseLabel(words);

@@ -11,6 +11,8 @@ export interface ParseLimits {
   /** `include` files read, and nested one in another. */
   maxIncludes: number;
   maxIncludeDepth: number;
+  /** Refusals (and, apart, unread parts) listed one by one; past this they are only counted: a file of 4 MiB of `}` is 4 million refusals. */
+  maxProblemsKept: number;
 }
 
-export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxDepth: 64, maxChars: 8 * 1024 * 1024, maxNodes: 100_000, maxStatementTokens: 20_000, maxIncludes: 16, maxIncludeDepth: 4 };
+export const DEFAULT_PARSE_LIMITS: ParseLimits = { maxDepth: 64, maxChars: 8 * 1024 * 1024, maxNodes: 100_000, maxStatementTokens: 20_000, maxIncludes: 16, maxIncludeDepth: 4, maxProblemsKept: 20 };

@@ -1,7 +1,7 @@
 import type { RackConfig } from '../../core/config.ts';
 import { sh, type SafeCommand } from '../../adapters/ssh/shell-quote.ts';
 import { SSH_OUTPUT_CAP_BYTES, type CommandResult, type SshSession } from '../../adapters/ssh/types.ts';
-import { whereText } from './conf-model.ts';
+import { whereText, type DhcpdConf, type Problem } from './conf-model.ts';
 import { parseDhcpdConf, type IncludeFile, type ParseResult } from './parse-conf.ts';
 import { DEFAULT_PARSE_LIMITS } from './parse-limits.ts';
 import { resolveOnRack } from './resolve-on-rack.ts';
@@ -58,8 +58,10 @@ export interface DhcpServed {
   variants: DhcpVariant[];
   moreVariants: number;
   notes: string[];
-  /** Include files not read and statements not modelled: option 6 may be set there. */
+  /** Include files not read and statements not modelled: option 6 may be set there (the first ones; see moreUnread). */
   unread: string[];
+  /** Unread parts past those listed in `unread`: counted, not listed. */
+  moreUnread?: number;
   /** Host names in the option the rack did not resolve. */
   unresolved: string[];
 }
@@ -67,7 +69,15 @@ export interface DhcpServed {
 /** What DHCP option 6 the rack's dhcpd.conf hands the node-facing subnet, or why it could not be read. */
 export type DhcpObservation =
   | ({ outcome: 'read'; path: string; serving: DhcpdServing } & DhcpServed)
-  | { outcome: 'refused'; path: string; subnet: string; serving: DhcpdServing; problems: string[] }
+  | {
+      outcome: 'refused';
+      path: string;
+      subnet: string;
+      serving: DhcpdServing;
+      problems: string[];
+      /** Refusals past those listed in `problems`: counted, not listed. */
+      moreProblems?: number;
+    }
   | { outcome: 'no-subnet'; path: string; subnet: string; problem: string }
   | { outcome: 'unreadable'; reason: string; fix: string };
 
@@ -134,14 +144,18 @@ export async function readRackDhcp(session: SshSession, rack: Pick<RackConfig, '
   if (!parsed.ok) return { outcome: 'unreadable', reason: `${path} on ${session.host} was not read: ${parsed.reason}`, fix: `MAAS's own dhcpd.conf stays far inside these bounds: look at what the rack's DHCP snippets add to ${path}` };
   const serving = servingOf(markers.join('\n'), path);
   const { conf } = parsed;
-  if (conf.refusals.length) return { outcome: 'refused', path, subnet: cidr, serving, problems: conf.refusals.map((p) => `${whereText(p.at)}: ${p.reason}`) };
+  if (conf.refusals.length) return { outcome: 'refused', path, subnet: cidr, serving, problems: conf.refusals.map(problemText), moreProblems: conf.moreRefusals };
   const resolved = await resolveOnRack(session, conf.names, timeoutMs);
   const found = subnetOption6(conf, cidr, { resolved });
   if (!found.found) return { outcome: 'no-subnet', path, subnet: cidr, problem: `${path} has ${found.problem}: this rack's dhcpd does not serve ${cidr}` };
-  return { outcome: 'read', path, serving, ...served(found, conf.unread.map((p) => `${whereText(p.at)}: ${p.reason}`)) };
+  return { outcome: 'read', path, serving, ...served(found, conf) };
 }
 
-function served(found: SubnetOption6, unread: string[]): DhcpServed {
+function problemText(p: Problem): string {
+  return `${whereText(p.at)}: ${p.reason}`;
+}
+
+function served(found: SubnetOption6, conf: Pick<DhcpdConf, 'unread' | 'moreUnread'>): DhcpServed {
   const nodes = found.dynamic ?? found.fixedAddress;
   const last = nodes.setBy.at(-1);
   const shown = (o: NodeOption6 | null) => (o === null ? null : o.servers);
@@ -154,7 +168,8 @@ function served(found: SubnetOption6, unread: string[]): DhcpServed {
     variants: found.variants.map((v) => ({ who: v.who, at: v.at, servers: shown(v.option6) })),
     moreVariants: found.moreVariants,
     notes: found.notes,
-    unread,
+    unread: conf.unread.map(problemText),
+    moreUnread: conf.moreUnread,
     unresolved: [...new Set([...nodes.unresolved, ...found.variants.flatMap((v) => v.option6?.unresolved ?? [])])],
   };
 }

@@ -14,6 +14,8 @@ export interface StatementContext {
   refuse(at: Where, reason: string): void;
   count(at: Where): void;
   include(path: string, at: Where): void;
+  /** Keeps a host name of an option 6 value for the rack to resolve, once however often it is written. */
+  addName(name: string): void;
 }
 
 /**
@@ -97,7 +99,7 @@ function option6Set(ctx: StatementContext, words: Token[], at: Where): Option6Se
     return undefined;
   }
   const kept = entries.filter((e) => e !== undefined);
-  for (const e of kept) if ('name' in e && !ctx.conf.names.includes(e.name)) ctx.conf.names.push(e.name);
+  for (const e of kept) if ('name' in e) ctx.addName(e.name);
   return { kind: 'set', op, entries: kept, text, at };
 }
 

@@ -76,6 +76,7 @@ export function dhcpFindings(snapshot: ResolverSnapshot, subnet: NodeSubnet | un
   if (dhcp.line) Object.assign(evidence, { line: dhcp.line, at: dhcp.at });
   if (dhcp.variants.length) Object.assign(evidence, { variants: dhcp.variants, moreVariants: dhcp.moreVariants });
   for (const key of ['notes', 'unread', 'unresolved'] as const) if (dhcp[key].length) evidence[key] = dhcp[key];
+  if (dhcp.moreUnread) evidence.moreUnread = dhcp.moreUnread;
   if (subnet) evidence.maasSubnet = { id: subnet.id, dns_servers: subnet.dns_servers, allow_dns: subnet.allow_dns };
   const handed = dhcp.leases
     ? `Nodes on ${dhcp.subnet} are handed DHCP option 6: ${shown}, in that order (${sourceOf(dhcp)})`
@@ -88,7 +89,7 @@ export function dhcpFindings(snapshot: ResolverSnapshot, subnet: NodeSubnet | un
       summary:
         handed +
         variantsText(dhcp) +
-        (dhcp.unread.length ? `; not read, and may set option 6 too: ${dhcp.unread.join('; ')}` : '') +
+        (dhcp.unread.length ? `; not read, and may set option 6 too: ${dhcp.unread.join('; ')}${dhcp.moreUnread ? `; and ${dhcp.moreUnread} more` : ''}` : '') +
         (dhcp.unresolved.length ? `; the rack does not resolve ${dhcp.unresolved.join(', ')}, which dhcpd would have to` : '') +
         (stale && subnet ? `; MAAS's subnet now gives ${describeExpected(subnet)}, so ${dhcp.scope.startsWith('subnet') ? "the rack's dhcpd.conf predates the subnet's last change" : `${dhcp.scope} overrides what MAAS renders for the subnet (a DHCP snippet)`}` : '') +
         (unloaded ? `; but the running dhcpd started before the file was last written, so it may still hand out what it loaded then` : ''),
@@ -109,12 +110,13 @@ function staleFix(site: string, dhcp: ReadDhcp): string {
 
 function refusedFinding(site: string, dhcp: Extract<DhcpObservation, { outcome: 'refused' }>): Finding {
   const [first, ...rest] = dhcp.problems;
+  const more = rest.length + (dhcp.moreProblems ?? 0);
   return {
     code: 'RESOLVER_DHCP_REFUSED',
     severity: 'warning',
     subject: site,
-    summary: `dhcpd would refuse ${dhcp.path} (${first ?? '?'}${rest.length ? `; and ${rest.length} more` : ''}): a dhcpd started with it exits, so nodes on ${dhcp.subnet} get no answer from this rack after its next restart; what the running dhcpd hands out cannot be read from the file`,
-    evidence: { site, path: dhcp.path, subnet: dhcp.subnet, problems: dhcp.problems, serving: dhcp.serving },
+    summary: `dhcpd would refuse ${dhcp.path} (${first ?? '?'}${more ? `; and ${more} more` : ''}): a dhcpd started with it exits, so nodes on ${dhcp.subnet} get no answer from this rack after its next restart; what the running dhcpd hands out cannot be read from the file`,
+    evidence: { site, path: dhcp.path, subnet: dhcp.subnet, problems: dhcp.problems, moreProblems: dhcp.moreProblems ?? 0, serving: dhcp.serving },
     fix: `Find the DHCP snippet that wrote it (MAAS UI: Settings → DHCP snippets, or \`maas <profile> dhcpsnippets read\`) and fix or delete it; \`dhcpd -t -4 -cf ${dhcp.path}\` on the rack confirms`,
   };
 }
