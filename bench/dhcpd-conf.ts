@@ -1,7 +1,7 @@
 /**
  * How long the dhcpd.conf reading takes and how much memory it holds, for MAAS-shaped files of
  * growing size (a host declaration per machine, as MAAS writes them) and for the hostile files of
- * issue 27 (12,000 nested groups, 200 KB of them, 4 MiB of empty statements).
+ * issue 27 (12,000 nested groups, 200 KB of them, 4 MiB of empty statements, 4 MiB of stray `}`).
  * Writes (or replaces) the `## dhcpd.conf reading` section of bench/RESULTS.md.
  *
  *   node --expose-gc --import tsx bench/dhcpd-conf.ts
@@ -29,6 +29,7 @@ const cases: [string, string][] = [
   ['12,000 nested `group {`', `${'group {'.repeat(12_000)}${'}'.repeat(12_000)}`],
   ['200 KB of nested `group{`', `${'group{'.repeat(33_333)}${'}'.repeat(33_333)}`],
   ['4 MiB of `a;`', 'a;'.repeat(2 * 1024 * 1024)],
+  ['4 MiB of `}`', '}'.repeat(4 * 1024 * 1024)],
 ];
 
 const rows: string[] = [];
@@ -45,7 +46,7 @@ for (const [name, text] of cases) {
     times.push(performance.now() - started);
     gc();
     held = Math.max(held, process.memoryUsage().heapUsed - before);
-    outcome = !parsed.ok ? `not read: ${parsed.reason}` : found?.found ? `${found.dynamic?.servers.join(', ')}; ${found.variants.length + found.moreVariants} variants` : 'no subnet';
+    outcome = !parsed.ok ? `not read: ${parsed.reason}` : parsed.conf.refusals.length ? `refused: ${parsed.conf.refusals.length} listed, ${parsed.conf.moreRefusals} counted` : found?.found ? `${found.dynamic?.servers.join(', ')}; ${found.variants.length + found.moreVariants} variants` : 'no subnet';
     if (!parsed.ok) continue;
     void parsed.conf.subnets.length;
   }
