@@ -56,11 +56,23 @@ const REFUSAL_WINDOW_MS = 60 * 60_000;
 const MAX_REFUSAL_ENTRIES = 1_000;
 
 /**
- * Where an entry goes. Decisions are never trimmed by anything but decisions; commands and alerts
- * have their stream; refusals (anyone can cause them, in bulk, without logging in) are counted
- * per actor and only a sample is written, to a stream of their own.
+ * Where an entry goes. Decisions (a plan posted, approved or rejected, each write, and how the
+ * repair ended) are never trimmed by anything but decisions; commands and alerts have their stream;
+ * refusals (anyone can cause them, in bulk, without logging in) are counted per actor and only a
+ * sample is written, to a stream of their own. A Record, so a new kind does not compile until it
+ * is given a stream.
  */
-const DECISION_KINDS = new Set<AuditKind>(['plan', 'approval', 'rejection', 'repair-step']);
+const STREAM_OF: Record<AuditKind, 'decisions' | 'activity' | 'refusals'> = {
+  plan: 'decisions',
+  approval: 'decisions',
+  rejection: 'decisions',
+  'repair-step': 'decisions',
+  repair: 'decisions',
+  command: 'activity',
+  alert: 'activity',
+  check: 'activity',
+  refusal: 'refusals',
+};
 
 function streamKeys(key: string): { decisions: string; activity: string; refusals: string; counts: string } {
   return { decisions: key, activity: `${key}:activity`, refusals: `${key}:refusals`, counts: `${key}:refusal-counts` };
@@ -105,12 +117,12 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   }
 
   async function append(entry: Omit<AuditEntry, 'id'>): Promise<void> {
-    if (entry.kind === 'refusal') {
+    const stream = STREAM_OF[entry.kind];
+    if (stream === 'refusals') {
       if (await sampleRefusal(entry.actor)) await redis.xadd(keys.refusals, 'MAXLEN', '~', String(MAX_REFUSAL_ENTRIES), '*', ...entryFields(entry));
       return;
     }
-    const stream = DECISION_KINDS.has(entry.kind) ? keys.decisions : keys.activity;
-    await redis.xadd(stream, 'MAXLEN', '~', String(maxEntries), '*', ...entryFields(entry));
+    await redis.xadd(keys[stream], 'MAXLEN', '~', String(maxEntries), '*', ...entryFields(entry));
   }
 
   return {
