@@ -7,6 +7,11 @@ import { createRedactor } from '../../src/core/redact.ts';
 import { freePort } from '../../lab/private-redis.ts';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
 
+/*
+ * Attacks on the audit trail itself: a secret in an entry (it must reach neither Redis nor the
+ * log), an unbounded stream, and Redis going away so that recording would hang the command path.
+ */
+
 const redis = new Redis(TEST_REDIS_URL);
 const prefix = freshPrefix('audit');
 afterAll(async () => {

@@ -5,6 +5,13 @@ import { commandAccess, commandRefusal, mayRunRepairs } from '../../src/edge/sla
 import { cachedUserGroups } from '../../src/edge/slack/user-groups.ts';
 import { toSlackText } from '../../src/edge/slack/mrkdwn.ts';
 
+/*
+ * Slack users acting beyond what they were given: a non-operator or a check-only operator running
+ * repairs, a Slack user group that cannot be read being taken as a grant, and slash-command text
+ * built to trick the parser (look-alike letters, invisible and control characters, shell syntax,
+ * oversized input).
+ */
+
 const policy: SlackPolicy = {
   commandChannels: ['C0OPS'],
   operators: ['U0OPS1', 'U0OPS2', 'U0LEAD1'],

@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/core/config.ts';
 import { ConfigError } from '../../src/core/errors.ts';
 
+/*
+ * A config file written to widen access or to smuggle input into SSH, MAAS or Kubernetes: channel
+ * and user names where ids are required, VM host names and kube contexts carrying shell syntax, an
+ * unbounded audit trail. Each is refused at load with the key that is wrong and what it should be.
+ */
+
 const KEY = 'ck1234567890abcdefgh:tk1234567890abcdefgh:ts1234567890abcdefghijkl';
 
 function config(slack: string, extra = ''): string {

@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createRedactor, secretFragments } from '../../src/core/redact.ts';
 import { Secret } from '../../src/core/secret.ts';
 
+/*
+ * Secrets trying to leave in a message: token-shaped strings the config cannot know, short values
+ * of credential-named keys, known secrets in every encoding they travel in (JSON, percent- and
+ * base64-encoded, a clipped or mrkdwn-escaped copy), and characters that deceive a reader (bidi, zero-width).
+ */
+
 // Shapes the config cannot know: each sample is built at run time, so no token-shaped literal sits in the repo.
 const slackToken = (prefix: string) => `${prefix}-${'1234567890'}-${'A1b2C3d4E5f6G7h8'}`;
 
