@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createRedactor, redactDeep, secretFragments } from '../../src/core/redact.ts';
 import { Secret } from '../../src/core/secret.ts';
@@ -46,5 +47,33 @@ describe('redaction', () => {
     expect(JSON.stringify({ s })).not.toContain('hunter2');
     expect(inspect({ s })).not.toContain('hunter2');
     expect(s.reveal()).toBe('hunter2-very-secret');
+  });
+});
+
+describe('a known secret clipped before an ellipsis', () => {
+  // An OpenSSH private key's shape (lines of 70): each ellipsis once looked back as far as each line and the whole key, in every encoding.
+  const body = randomBytes(2400).toString('base64').replace(/.{70}/g, '$&\n');
+  const key = `-----BEGIN OPENSSH PRIVATE KEY-----\n${body}\n-----END OPENSSH PRIVATE KEY-----`;
+  const redact = createRedactor(secretFragments(new Secret(key, 'file:/k')));
+  const line = key.split('\n')[1] ?? '';
+
+  it('is redacted up to the ellipsis, however long the head; text before it stays', () => {
+    const token = randomBytes(1500).toString('hex');
+    expect(createRedactor([token])(`body: ${token.slice(0, 2500)}… (cut)`)).toBe('body: [redacted]… (cut)');
+    expect(redact(`first … then ${line.slice(0, 6)}…, and ${line.slice(0, 60)}…`)).toBe('first … then [redacted]…, and [redacted]…');
+  });
+
+  it('a head never reaches back past an earlier ellipsis, unless a secret itself holds one', () => {
+    const cut = `${line.slice(0, 3)}…${line.slice(3, 10)}…`;
+    expect(redact(cut)).toBe(cut);
+    const withEllipsis = createRedactor(['abc…defghij']);
+    expect(withEllipsis('x abc…def…')).toBe('x [redacted]…');
+  });
+
+  // Bounded by the test timeout, like the other hostile texts: looking back each secret's length from every ellipsis took about a minute here.
+  it('2 MiB of ellipses with six sites\' SSH keys configured come back unchanged (each character looked at for one ellipsis only)', () => {
+    const keys = Array.from({ length: 6 }, () => new Secret(`-----BEGIN OPENSSH PRIVATE KEY-----\n${randomBytes(2400).toString('base64').replace(/.{70}/g, '$&\n')}\n-----END OPENSSH PRIVATE KEY-----`, 'file:/k'));
+    const text = '…'.repeat(2 * 1024 * 1024);
+    expect(createRedactor(keys.flatMap(secretFragments))(text)).toBe(text);
   });
 });
