@@ -1,5 +1,5 @@
 import type { KnownBlock } from '@slack/types';
-import { LogLevel, WebClient, WebClientEvent, type Logger as SlackLogger, type RetryOptions, type WebClientOptions } from '@slack/web-api';
+import { ErrorCode, LogLevel, WebClient, WebClientEvent, type Logger as SlackLogger, type RetryOptions, type WebClientOptions } from '@slack/web-api';
 import type { AlertSender } from '../alerts/alert-sender.ts';
 import { describeError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
@@ -17,14 +17,16 @@ import { postToResponseUrl, type ResponseUrlPost } from './response-url.ts';
 
 /*
  * The one way the bot talks to Slack. It owns the process's WebClients (the Bolt app is handed
- * the main one), the SDK's retry policy (429s waited out as Retry-After asks, a call whose
- * outcome is unknown never repeated blindly: post-once.ts reads the channel back instead), the
- * pacing of each channel (shared by every process through a ChannelPacer in Redis), the one
- * redaction pass every outgoing payload gets, and the message budget.
+ * the main one), the retry policy (a call whose outcome is unknown never repeated blindly:
+ * post-once.ts reads the channel back instead), the pacing of each channel (shared by every
+ * process through a ChannelPacer in Redis), the one redaction pass every outgoing payload gets,
+ * and the message budget.
  *
- * Reads go through a second client that rejects a 429 at once: the SDK pauses a client's whole
- * queue for a 429's Retry-After (S-429-PAUSES-CLIENT), and a history read limited to one a minute
- * must not hold every post and update of the process for that minute.
+ * Both clients reject a 429 at once: left to itself the SDK pauses a client's whole queue for a
+ * 429's Retry-After (S-429-PAUSES-CLIENT), so a chat.update storm in one channel would hold every
+ * post of the process. The gateway waits a 429 out itself, for that method in that channel only
+ * (S-429-PER-METHOD), and sends the call again; a read (the second client) is not sent again:
+ * post-once.ts then treats the channel as unreadable.
  */
 
 /** What the Slack transport records: failed calls and 429s. */
@@ -42,7 +44,10 @@ export interface SlackGatewayOptions {
    * channel (https://docs.slack.dev/apis/web-api/rate-limits); default 1100 ms.
    */
   intervalMs?: number;
-  /** The SDK's retries (429s after Retry-After, network errors before sending); default a few within a minute. */
+  /**
+   * The SDK's retries of a request that never left (network errors before sending); `retries` is
+   * also how many 429s in a row one call waits out before it fails. Default 5, backing off from 500 ms.
+   */
   retryConfig?: RetryOptions;
   /** Tries of an update (idempotent) whose outcome was unknown (a 5xx, a dropped connection); default 3. */
   updateAttempts?: number;
@@ -60,14 +65,14 @@ export interface SlackGatewayOptions {
 export interface SlackGatewayStats {
   /** Web API calls that carry a message (posts, updates, ephemeral answers, file shares). */
   calls: number;
-  /** 429s the SDK waited out. */
+  /** 429s Slack answered (posts and updates waited out, reads given up). */
   rateLimited: number;
   /** Updates folded into a later update of the same message before they went out. */
   coalesced: number;
 }
 
 export interface SlackGateway extends AlertSender {
-  /** The only WebClient: for Bolt's app and auth.test; messages go through the methods below. */
+  /** The main WebClient (a 429 rejects at once, the gateway waits it out); messages go through the methods below. */
   readonly client: WebClient;
   readonly clientOptions: WebClientOptions;
   /** Reads (conversations.history, .replies): a 429 rejects at once instead of pausing the main client. */
@@ -144,6 +149,8 @@ class Gateway implements SlackGateway {
   readonly #pacer: ChannelPacer;
   readonly #lanes = new Map<string, Lane>();
   readonly #timers = new Set<{ timer: NodeJS.Timeout; wake: () => void }>();
+  /** `method channel` → when Slack's Retry-After for it ends (ms). */
+  readonly #limitedUntil = new Map<string, number>();
   readonly #options: SlackGatewayOptions;
   readonly #interval: number;
   readonly #log: Logger;
@@ -161,12 +168,12 @@ class Gateway implements SlackGateway {
     };
     this.#pacer = options.pacer ?? localPacer(this.#interval);
     this.answers = options.answers ?? memoryAnswerBoard();
-    this.client = new WebClient(options.token, { ...this.clientOptions });
+    this.client = new WebClient(options.token, { ...this.clientOptions, rejectRateLimitedCalls: true });
     this.reader = new WebClient(options.token, { ...this.clientOptions, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
     const onRateLimited = (waited: boolean) => (retryAfterSec: number, request?: { url?: string }) => {
       this.stats.rateLimited += 1;
       options.metrics?.recordSlackRateLimited(methodOf(request?.url));
-      this.#log.warn({ retryAfterSec, method: methodOf(request?.url) }, waited ? 'Slack rate limit: waiting as Retry-After asks' : 'Slack rate limit on a read: given up, nothing else waits');
+      this.#log.warn({ retryAfterSec, method: methodOf(request?.url) }, waited ? 'Slack rate limit: this method waits in this channel as Retry-After asks' : 'Slack rate limit on a read: given up, nothing else waits');
     };
     this.client.on(WebClientEvent.RATE_LIMITED, onRateLimited(true));
     this.reader.on(WebClientEvent.RATE_LIMITED, onRateLimited(false));
@@ -181,7 +188,7 @@ class Gateway implements SlackGateway {
       message: clean,
       send: async (m) => {
         await this.#takeSlot(channel, !(how.paced ?? true));
-        return sendWithFallback((fitted) => postOnce(this.client, { channel, ...thread, ...body(fitted) }, once), m, this.#budget(what));
+        return sendWithFallback((fitted) => this.#afterRateLimits('chat.postMessage', channel, () => postOnce(this.client, { channel, ...thread, ...body(fitted) }, once)), m, this.#budget(what));
       },
       waiters: [],
     }).catch((err: unknown) => {
@@ -204,13 +211,13 @@ class Gateway implements SlackGateway {
     await this.#enqueue(channel, how.paced ?? true, {
       updateOf: key,
       message: clean,
-      send: (m) => sendWithFallback((fitted) => this.#idempotent('chat.update', () => this.client.chat.update({ channel, ts, ...updateBody(fitted) })), m, this.#budget(what)),
+      send: (m) => sendWithFallback((fitted) => this.#idempotent('chat.update', channel, () => this.client.chat.update({ channel, ts, ...updateBody(fitted) })), m, this.#budget(what)),
       waiters: [],
     });
   }
 
   async remove(channel: string, ts: string): Promise<void> {
-    await this.#call('chat.delete', () => this.client.chat.delete({ channel, ts }));
+    await this.#call('chat.delete', channel, () => this.client.chat.delete({ channel, ts }));
   }
 
   async postEphemeral(channel: string, user: string, message: OutgoingMessage, how: SendHow = {}): Promise<void> {
@@ -218,7 +225,7 @@ class Gateway implements SlackGateway {
     const clean = this.#clean(message);
     await this.#enqueue(channel, how.paced ?? true, {
       message: clean,
-      send: (m) => sendWithFallback((fitted) => this.#call('chat.postEphemeral', () => this.client.chat.postEphemeral({ channel, user, ...body(fitted) })), m, this.#budget(what)),
+      send: (m) => sendWithFallback((fitted) => this.#call('chat.postEphemeral', channel, () => this.client.chat.postEphemeral({ channel, user, ...body(fitted) })), m, this.#budget(what)),
       waiters: [],
     });
   }
@@ -238,7 +245,7 @@ class Gateway implements SlackGateway {
       message: { text: clean.title },
       send: async () => {
         await this.#takeSlot(channel, true);
-        return this.#call('files.completeUploadExternal', () => uploadTextFile(this.client, { channel, threadTs }, clean));
+        return this.#call('files.completeUploadExternal', channel, () => uploadTextFile(this.client, { channel, threadTs }, clean));
       },
       waiters: [],
     });
@@ -269,10 +276,10 @@ class Gateway implements SlackGateway {
     return { log: this.#log, what, onFallback: this.#options.onFallback };
   }
 
-  /** One Web API call; a failure is counted and becomes a SlackSendError naming Slack's code. */
-  async #call<T>(method: string, call: () => Promise<T>): Promise<T> {
+  /** One Web API call, 429s waited out; a failure is counted and becomes a SlackSendError naming Slack's code. */
+  async #call<T>(method: string, channel: string, call: () => Promise<T>): Promise<T> {
     try {
-      return await call();
+      return await this.#afterRateLimits(method, channel, call);
     } catch (err) {
       this.#failed(method, err);
       throw toSendError(err);
@@ -280,11 +287,11 @@ class Gateway implements SlackGateway {
   }
 
   /** An idempotent call whose outcome was unknown is simply made again (an update shows the same thing twice at worst). */
-  async #idempotent<T>(method: string, call: () => Promise<T>): Promise<T> {
+  async #idempotent<T>(method: string, channel: string, call: () => Promise<T>): Promise<T> {
     const attempts = this.#options.updateAttempts ?? 3;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await call();
+        return await this.#afterRateLimits(method, channel, call);
       } catch (err) {
         this.#failed(method, err);
         if (!outcomeUnknown(err) || attempt >= attempts || this.#closed) throw toSendError(err);
@@ -293,7 +300,31 @@ class Gateway implements SlackGateway {
     }
   }
 
+  /**
+   * Sends `call` once Slack's last Retry-After for this method in this channel is over, and again
+   * after each 429 (Slack refused it: nothing was carried out), up to `retryConfig.retries` times.
+   * Only this method in this channel waits; the lane of the channel waits with it, other
+   * channels and other methods go on.
+   */
+  async #afterRateLimits<T>(method: string, channel: string, call: () => Promise<T>): Promise<T> {
+    const key = `${method} ${channel}`;
+    const most = (this.#options.retryConfig ?? DEFAULT_RETRY).retries ?? 0;
+    await this.#sleep((this.#limitedUntil.get(key) ?? 0) - Date.now());
+    for (let limited = 0; ; limited++) {
+      try {
+        return await call();
+      } catch (err) {
+        const retryAfterSec = retryAfterOf(err);
+        if (retryAfterSec === undefined || limited >= most || this.#closed) throw err;
+        this.#limitedUntil.set(key, Date.now() + retryAfterSec * 1000);
+        await this.#sleep(retryAfterSec * 1000);
+      }
+    }
+  }
+
+  /** Counts a failed call; a 429 is counted once, by the clients' rate_limited event, not as an error too. */
   #failed(method: string, err: unknown): void {
+    if (retryAfterOf(err) !== undefined) return;
     this.#options.metrics?.recordSlackError(method, err);
   }
 
@@ -323,7 +354,7 @@ class Gateway implements SlackGateway {
     return lane;
   }
 
-  /** Per channel: one call at a time (a post waits for its slot inside); a 429 waited out inside the SDK holds the channel too. */
+  /** Per channel: one call at a time (a post waits for its slot inside); a 429 being waited out holds the channel's line too. */
   async #drain(channel: string, lane: Lane): Promise<void> {
     lane.running = true;
     try {
@@ -376,6 +407,12 @@ function body(m: OutgoingMessage): OutgoingMessage {
  */
 function updateBody(m: OutgoingMessage): { text: string; blocks: KnownBlock[] } {
   return { text: clipText(m.text, UPDATE_TEXT_LIMIT), blocks: m.blocks ?? [] };
+}
+
+/** The seconds a 429 asked to wait (the SDK's rate-limited error); undefined for any other failure. */
+function retryAfterOf(err: unknown): number | undefined {
+  const e = err as { code?: unknown; retryAfter?: unknown } | null;
+  return e?.code === ErrorCode.RateLimitedError && typeof e.retryAfter === 'number' ? e.retryAfter : undefined;
 }
 
 /** `chat.postMessage` from a request URL (`https://slack.com/api/chat.postMessage`). */
