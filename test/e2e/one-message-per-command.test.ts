@@ -1,8 +1,11 @@
+import { LogLevel, WebClient } from '@slack/web-api';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobData } from '../../src/engine/job-types.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import type { ReplyTarget } from '../../src/engine/notifier.ts';
 import { finishReport, type Report } from '../../src/core/report.ts';
+import type { PlanMessageView } from '../../src/engine/repair/plan-view.ts';
+import { APPROVE_ACTION } from '../../src/edge/slack/plan-render.ts';
 import { type SlackApp } from '../../src/edge/slack/app.ts';
 import { createSlackNotifier, SlackDeliveryError } from '../../src/edge/slack/notifier.ts';
 import { capturedLog, recordingQueue, startHttpBot, testConfig, TEST_CONFIG_YAML, type CapturedLog } from './slack-harness.ts';
@@ -100,6 +103,46 @@ describe('one visible message per command', () => {
     expect(visibleIn('C0OPS')).toHaveLength(1);
     expect(visibleIn('C0OPS')[0]!.text).toBe(':x: dns-check prod failed: MAAS did not answer');
     expect(visibleIn('C0OPS')[0]!.blocks).toBeUndefined();
+  });
+
+  it('a plan\'s Approve buttons: an update that leaves out blocks keeps them, the bot\'s plain fallback sends blocks: [] and they are gone', async () => {
+    await start();
+    const notifier = worker();
+    const view: PlanMessageView = { planId: 'abcdef0123456789', report: { ...report('prod', true), kind: 'fix-dns', plan: { id: 'abcdef0123456789', steps: [{ subject: 'prod', action: 'set-resolver', detail: '10.0.0.2 → 10.0.0.3' }] } }, state: 'pending', requester: 'U0OPS1', expiresAt: Date.now() + 600_000, approvable: true };
+    const kept = await notifier.postPlan!({ channel: 'C0OPS', user: 'U0OPS1' }, view);
+    const cleared = await notifier.postPlan!({ channel: 'C0OPS', user: 'U0OPS1' }, view);
+    const approveButtons = (ts: string) => JSON.stringify(emulator.channelMessages('C0OPS').find((m) => m.ts === ts)!.blocks ?? []).split(`"action_id":"${APPROVE_ACTION}"`).length - 1;
+    expect([approveButtons(kept.ts), approveButtons(cleared.ts)]).toEqual([1, 1]);
+
+    // Slack's rule: an update without `blocks` keeps the old ones, Approve included.
+    const raw = new WebClient(emulator.botToken, { slackApiUrl: emulator.apiUrl, logLevel: LogLevel.ERROR, retryConfig: { retries: 0 } });
+    await raw.chat.update({ channel: 'C0OPS', ts: kept.ts, text: 'plan expired' });
+    // The bot: Slack refuses the plan's new blocks, and the plain fallback that replaces them clears the buttons.
+    emulator.refuseNext(1, 'invalid_blocks', 'chat.update');
+    await notifier.updatePlan!(cleared, { ...view, state: 'expired' });
+
+    expect([approveButtons(kept.ts), approveButtons(cleared.ts)]).toEqual([1, 0]);
+    const fallback = emulator.calls.filter((c) => c.method === 'chat.update' && c.params.ts === cleared.ts).at(-1)!;
+    expect([fallback.status, fallback.params.blocks]).toEqual([200, '[]']);
+    expect(emulator.channelMessages('C0OPS').find((m) => m.ts === cleared.ts)!.text).toMatch(/Slack refused the full message: invalid_blocks/);
+  });
+
+  it('a result longer than chat.update takes (4,000 characters) still edits the running answer, clipped, and says it was cut', async () => {
+    await start();
+    const reply = await ask('dns-check prod');
+    const zones = Array.from({ length: 400 }, (_, i) => `zone-${i}.maas-internal`).join(' ');
+    expect(zones.length).toBeGreaterThan(8_000);
+    await worker().postError(reply, `dns-check prod failed: SERVFAIL for ${zones}`);
+
+    // One message, edited once and taken by Slack: not refused (msg_too_long) and replaced by the plain fallback.
+    const [message] = visibleIn('C0OPS');
+    expect(visibleIn('C0OPS')).toHaveLength(1);
+    expect(emulator.calls.filter((c) => c.method === 'chat.update').map((c) => c.status)).toEqual([200]);
+    expect(message!.text.length).toBeLessThanOrEqual(4_000);
+    expect(message!.text.length).toBeGreaterThan(3_900);
+    expect(message!.text).toMatch(/^:x: dns-check prod failed: SERVFAIL for zone-0\.maas-internal zone-1\.maas-internal/);
+    expect(message!.text).toMatch(/…$/);
+    expect(message!.text).not.toMatch(/Slack refused/);
   });
 
   it('a running answer Slack will not let the bot edit: the result is a new post, and the log says why', async () => {

@@ -52,9 +52,10 @@ const texts = (e: SlackEmulator, channel = CHANNEL) => e.channelMessages(channel
 const callsOf = (e: SlackEmulator, method: string) => e.calls.filter((c) => c.method === method);
 
 describe('unknown outcomes are resolved without duplicates', () => {
-  it('internal_error after storing: read back, found, not sent again', async () => {
+  // Both answers may mean "stored, then failed" (S-INTERNAL-ERROR): an unknown outcome, not a failure.
+  it.each(['internal_error', 'fatal_error'])('%s after storing: read back, found, not sent again', async (error) => {
     const e = await start();
-    e.failNext(1, { method: 'chat.postMessage', answer: 'ok-false', error: 'internal_error', afterStoring: true });
+    e.failNext(1, { method: 'chat.postMessage', answer: 'ok-false', error, afterStoring: true });
     const { ts } = await gateway(e).post(CHANNEL, { text: 'MAC drift at site-b' });
     expect(texts(e)).toEqual(['MAC drift at site-b']);
     expect(ts).toBe(e.channelMessages(CHANNEL)[0]!.ts);
