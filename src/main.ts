@@ -126,7 +126,7 @@ function alertmanagerRoutes(w: Wiring): Route[] {
 
 async function startWorkers(w: Wiring): Promise<void> {
   const adapters = await buildAdapters(w);
-  const notifier = w.slack ? createSlackNotifier({ gateway: w.slack, log: w.log, mayRepair: (user) => mayRunRepairs(w.options.loaded.config.slack, user), onSecondMessage: (reason) => w.metrics.recordSlackSecondMessage(reason) }) : undefined;
+  const notifier = w.slack ? createSlackNotifier({ gateway: w.slack, log: w.log, mayRepair: (user) => mayRunRepairs(w.options.loaded.config.slack, user), onSecondMessage: (reason) => w.metrics.recordSlackSecondMessage(reason), onDetailsWithheld: (targets) => w.metrics.recordSlackDetailsWithheld(targets) }) : undefined;
   if (!notifier) w.log.warn('SLACK_BOT_TOKEN is not set: results are not posted to Slack');
   const workers = startJobWorkers({
     connection: w.redis,

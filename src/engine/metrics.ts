@@ -89,6 +89,8 @@ export interface Metrics {
   recordSlackFallback(reason: string): void;
   /** A command's result posted as a new message while its running answer may still show (two messages), by why. */
   recordSlackSecondMessage(reason: string): void;
+  /** Failing targets of an `all` run whose details had no thread to go in (the bot may not post in the channel). */
+  recordSlackDetailsWithheld(targets: number): void;
   /** A request from Slack's side refused or dropped before any listener ran (too large, a replay, a payload naming no user…). */
   recordSlackRequestRefused(reason: string): void;
   /** Set or replace where queue depths come from (queues are often made after the metrics). */
@@ -246,6 +248,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['reason'] as const,
     registers,
   });
+  const slackDetailsWithheld = new Counter({
+    name: `${METRIC_PREFIX}slack_details_withheld_total`,
+    help: 'Failing targets of an all run whose details were not posted: no thread (the bot may not post in the channel); the answer points to the CLI',
+    registers,
+  });
   const slackRequestsRefused = new Counter({
     name: `${METRIC_PREFIX}slack_requests_refused_total`,
     help: 'Requests to /slack/events (or Socket Mode payloads) refused or dropped before any listener ran, by reason',
@@ -323,6 +330,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     recordSlackSecondMessage(reason) {
       slackSecondMessages.inc({ reason: boundedLabel(SLACK_SECOND_MESSAGE_REASONS, reason) });
+    },
+    recordSlackDetailsWithheld(targets) {
+      slackDetailsWithheld.inc(targets);
     },
     recordSlackRequestRefused(reason) {
       slackRequestsRefused.inc({ reason: boundedLabel(SLACK_REFUSAL_REASONS, reason) });

@@ -7,7 +7,8 @@ import { finishReport, type Report } from '../../src/core/report.ts';
 import type { PlanMessageView } from '../../src/engine/repair/plan-view.ts';
 import { APPROVE_ACTION } from '../../src/edge/slack/plan-render.ts';
 import { type SlackApp } from '../../src/edge/slack/app.ts';
-import { createSlackNotifier, SlackDeliveryError } from '../../src/edge/slack/notifier.ts';
+import { createSlackNotifier, SlackDeliveryError, type SlackNotifierOptions } from '../../src/edge/slack/notifier.ts';
+import { createMetrics } from '../../src/engine/metrics.ts';
 import { capturedLog, recordingQueue, startHttpBot, testConfig, TEST_CONFIG_YAML, type CapturedLog } from './slack-harness.ts';
 
 /*
@@ -40,8 +41,8 @@ afterEach(async () => {
 });
 
 /** The worker's side: its own gateway to the same Slack, sharing the bot's answer board (Redis in production). */
-function worker() {
-  return createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: (s) => s, log: workerLog.log, retryConfig: { retries: 0 }, threadIntervalMs: 0, answers: bot!.gateway.answers });
+function worker(extra: Pick<SlackNotifierOptions, 'onDetailsWithheld'> = {}) {
+  return createSlackNotifier({ token: emulator.botToken, slackApiUrl: emulator.apiUrl, redact: (s) => s, log: workerLog.log, retryConfig: { retries: 0 }, threadIntervalMs: 0, answers: bot!.gateway.answers, ...extra });
 }
 
 function report(target: string, failing: boolean): Report {
@@ -168,6 +169,21 @@ describe('one visible message per command', () => {
     // No thread there: the evidence follows as the answer's long form, through the same URL; nothing else is shown.
     expect(visibleIn(PRIVATE).every((m) => m.via === 'response_url' && !m.ephemeral)).toBe(true);
     expect(visibleIn(PRIVATE).length).toBeLessThanOrEqual(2);
+  });
+
+  it('an all run in a private channel without the bot: the one answer says the details are in the CLI or to invite the bot, and the log and the count say they were not posted', async () => {
+    await start();
+    const metrics = createMetrics({ defaultMetrics: false });
+    const reply = await ask('resolver-check all', PRIVATE);
+    await worker({ onDetailsWithheld: (n) => metrics.recordSlackDetailsWithheld(n) }).postReports(reply, [report('site-a', true), report('site-b', false), report('site-c', true)]);
+
+    const shown = emulator.answersTo(reply.responseUrl!).filter((m) => !m.ephemeral);
+    expect(shown.map((m) => m.text)).toEqual([expect.stringMatching(/^CRITICAL: 2 of 3 targets need attention \(resolver-check all\)\n/)]);
+    const note = 'The details of the 2 failing targets cannot follow in a thread: the bot is not in this channel. Run `maas-chatops resolver-check all --json` in a terminal for them, or type `/invite @maas` here.';
+    expect(shown[0]!.text).toContain(note);
+    expect(JSON.stringify(shown[0]!.blocks)).toContain(JSON.stringify(note).slice(1, -1));
+    expect(workerLog.lines.filter((l) => l.level === 40 && l.targets === 2).map((l) => l.msg)).toEqual([expect.stringMatching(/^no thread for the details of an all run/)]);
+    expect(await metrics.text()).toMatch(/^maas_chatops_slack_details_withheld_total 2$/m);
   });
 
   it('a private channel whose response_url is used up: the result cannot be shown, and the error says why', async () => {

@@ -18,6 +18,7 @@ import { renderReports } from './render.ts';
 import { answerKey, type AnswerBoard } from './answer-board.ts';
 import { placeForResult } from './replace-running.ts';
 import { ResponseUrlError } from './response-url.ts';
+import { INVITE_COMMAND } from './invite.ts';
 
 export type { SlackMetrics } from './gateway.ts';
 
@@ -44,6 +45,8 @@ export type SlackNotifierOptions = (
   mayRepair?: (user: string | undefined) => boolean;
   /** Counts a result posted beside its running answer (two messages) and why. */
   onSecondMessage?: (reason: string) => void;
+  /** Counts the failing targets of an `all` run whose details had no thread to go in (the bot may not post in the channel). */
+  onDetailsWithheld?: (targets: number) => void;
   /** How long a result waits for the bot to say where its running answer is; default 10 s. */
   answerWaitMs?: number;
 };
@@ -81,6 +84,14 @@ export class SlackDeliveryError extends Error {
 /** Where a channel refuses the bot, the command's response_url (valid 30 minutes) still reaches it. */
 const FALL_BACK_TO_RESPONSE_URL = new Set(['channel_not_found', 'not_in_channel']);
 
+/** An `all` summary that cannot have a thread: it says where the details are instead. */
+function withDetailsElsewhere(message: OutgoingMessage, reports: readonly Report[], failing: number): OutgoingMessage {
+  const kinds = [...new Set(reports.map((r) => r.kind))];
+  const cli = kinds.length === 1 ? `\`maas-chatops ${kinds[0]} all --json\`` : 'the CLI with `--json`';
+  const note = `The details of the ${failing === 1 ? 'failing target' : `${failing} failing targets`} cannot follow in a thread: the bot is not in this channel. Run ${cli} in a terminal for them, or type \`${INVITE_COMMAND}\` here.`;
+  return { text: `${message.text}\n${note}`, ...(message.blocks ? { blocks: [...message.blocks, { type: 'context', elements: [{ type: 'mrkdwn', text: note }] }] } : {}) };
+}
+
 function gatewayOf(options: SlackNotifierOptions): SlackGateway {
   if ('gateway' in options) return options.gateway;
   return createSlackGateway({
@@ -101,8 +112,11 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   const slack = gatewayOf(options);
   const log = options.log.child({ component: 'slack-notifier' });
 
-  /** A new message; where the channel refuses the bot, the command's response_url. Returns its ts when known. */
-  async function post(target: ReplyTarget, message: OutgoingMessage, paced = false, resultOf?: string): Promise<string | undefined> {
+  /**
+   * A new message; where the channel refuses the bot, the command's response_url (with
+   * `viaResponseUrl`, the message as it reads there). Returns its ts when known.
+   */
+  async function post(target: ReplyTarget, message: OutgoingMessage, paced = false, resultOf?: string, viaResponseUrl = message): Promise<string | undefined> {
     try {
       const { ts } = await slack.post(target.channel, { ...message, threadTs: target.threadTs }, { what: `post to ${target.channel}`, paced, ...(resultOf ? { resultOf } : {}) });
       return ts || undefined;
@@ -110,7 +124,7 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
       const slackError = slackErrorOf(err);
       log.error({ channel: target.channel, slackError, err: describeError(err) }, 'could not post to Slack');
       if (slackError && FALL_BACK_TO_RESPONSE_URL.has(slackError) && target.responseUrl) {
-        const sent = await slack.respond(target.responseUrl, message, { visibility: 'in_channel', replaceOriginal: false }).then(
+        const sent = await slack.respond(target.responseUrl, viaResponseUrl, { visibility: 'in_channel', replaceOriginal: false }).then(
           () => true,
           (e: unknown) => (log.error({ err: describeError(e) }, 'the response_url refused the message too'), false),
         );
@@ -136,8 +150,9 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
   /**
    * The result's first message: it edits the command's "running" answer, or goes through the
    * response_url where the bot cannot post (see replace-running.ts), else it is a new post.
+   * `viaResponseUrl`: the message as it reads when it goes through the response_url (no thread).
    */
-  async function first(target: ReplyTarget, message: OutgoingMessage): Promise<string | undefined> {
+  async function first(target: ReplyTarget, message: OutgoingMessage, viaResponseUrl = message): Promise<string | undefined> {
     const place = await placeForResult(slack, target, log, {
       ...(options.answerWaitMs !== undefined ? { waitMs: options.answerWaitMs } : {}),
       ...(options.onSecondMessage ? { onSecondMessage: options.onSecondMessage } : {}),
@@ -154,7 +169,7 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     }
     if (place.kind === 'response_url') {
       try {
-        await slack.respond(place.url, message, { visibility: 'in_channel', replaceOriginal: false }, 'post the result through the response_url');
+        await slack.respond(place.url, viaResponseUrl, { visibility: 'in_channel', replaceOriginal: false }, 'post the result through the response_url');
         return undefined;
       } catch (err) {
         if (err instanceof ResponseUrlError && err.mayHaveArrived) {
@@ -167,7 +182,7 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
     }
     // Posted anew, the result names its command in its metadata: a bot that cannot ask Redis
     // whether the result came first finds it in the channel (deliver-reply.ts).
-    return post(target, message, false, target.replaceRunning && target.responseUrl ? answerKey(target.responseUrl) : undefined);
+    return post(target, message, false, target.replaceRunning && target.responseUrl ? answerKey(target.responseUrl) : undefined, viaResponseUrl);
   }
 
   const answerOptions = (target: ReplyTarget) => ({ repairButton: options.mayRepair?.(target.user) ?? false });
@@ -201,16 +216,23 @@ export function createSlackNotifier(options: SlackNotifierOptions): Notifier {
       return;
     }
     const summary = renderSummary(reports);
-    const ts = await first(target, summary.message);
+    const failing = summaryOrder(reports).filter((r) => r.status !== 'ok');
+    const ts = await first(target, summary.message, failing.length ? withDetailsElsewhere(summary.message, reports, failing.length) : summary.message);
     const thread = target.threadTs ?? ts;
-    // Answered through the response_url (the bot is not in the channel): no thread to post in.
-    if (!thread) return;
+    if (!thread) {
+      // Answered through the response_url (the bot may not post in the channel): no thread to post in.
+      if (failing.length) {
+        log.warn({ channel: target.channel, targets: failing.length }, 'no thread for the details of an all run (the bot may not post in this channel): they are not posted; the answer points to the CLI');
+        options.onDetailsWithheld?.(failing.length);
+      }
+      return;
+    }
     const where = { channel: target.channel, threadTs: thread };
     // Slack shares a file some time after files.completeUploadExternal answers (S-FILE-ASYNC): a
     // reply posted after a file could show above it. So the files go last, each named in its comment.
     const files = summary.file ? [summary.file] : [];
     // Paced by the gateway: about one reply a second in the channel.
-    for (const report of summaryOrder(reports).filter((r) => r.status !== 'ok')) {
+    for (const report of failing) {
       const evidence = renderEvidence(report);
       const evidenceNote = evidence.files.length ? 'the evidence follows, its files at the end of this thread' : 'the evidence follows';
       const details = answerWithEvidence(renderAnswer(report, { ...answerOptions(target), evidenceNote }), evidence);
