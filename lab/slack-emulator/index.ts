@@ -5,7 +5,7 @@ import type { ApiCall, EmulatedFile, EmulatedMessage, Invocation, SocketAck, Soc
 import { nowSeconds, slackSignature } from './signing.ts';
 import { SocketModeServer } from './socket-mode.ts';
 import { answerKey } from '../../src/edge/slack/answer-board.ts';
-import { addMessage, applyUpdate, blocksOf, callMethod, contentProblem, EMULATED, type EmulatedConversation, type WebApiState } from './web-api.ts';
+import { addMessage, applyUpdate, blocksOf, callMethod, contentProblem, EMULATED, MANIFEST_BOT_SCOPES, type EmulatedConversation, type WebApiState } from './web-api.ts';
 
 export type { ApiCall, EmulatedFile, EmulatedMessage, Invocation, MessageUpdate, SocketAck, SocketConnection } from './records.ts';
 export { slackSignature } from './signing.ts';
@@ -621,7 +621,8 @@ class Emulator implements SlackEmulator {
     const refused = this.#refusal(method);
     const response = refused ? { ok: false, error: refused } : callMethod(method, params, auth, this.#state);
     this.calls.push({ seq: this.#nextSeq(), at: Date.now(), method, params, auth, status: 200, response });
-    sendJson(res, 200, response);
+    // The scopes of the token on every answer (S-SCOPES-HEADER); @slack/web-api reads them into response_metadata.scopes.
+    sendJson(res, 200, response, auth === 'bot' ? { 'x-oauth-scopes': this.#grantedScopes().join(',') } : {});
   }
 
   /** The upload URL takes the bytes as the body, with no token: the URL itself is the permission. */
@@ -633,6 +634,10 @@ class Emulator implements SlackEmulator {
     }
     file.content = raw;
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${Buffer.byteLength(raw, 'utf8')}`);
+  }
+
+  #grantedScopes(): string[] {
+    return MANIFEST_BOT_SCOPES.filter((scope) => !this.#missingScopes.has(scope));
   }
 
   #tokenKind(token: string | undefined): TokenKind {

@@ -41,6 +41,9 @@ export interface WebApiState {
 
 export type ApiResult = Record<string, unknown> & { ok: boolean };
 
+/** The bot scopes manifest.yml asks for: the emulated install has them all but `missingScopes`. */
+export const MANIFEST_BOT_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'channels:read', 'groups:read', 'channels:history', 'groups:history', 'files:write', 'usergroups:read'] as const;
+
 type Handler = (params: Record<string, unknown>, auth: TokenKind, state: WebApiState) => ApiResult;
 
 const fail = (error: string, extra: Record<string, unknown> = {}): ApiResult => ({ ok: false, error, ...extra });
@@ -101,6 +104,14 @@ const handlers: Record<string, Handler> = {
     if (!thread.length) return fail('thread_not_found');
     const inRange = (m: EmulatedMessage) => m.ts === ts || withinTs(m.ts, str(p.oldest), str(p.latest), true);
     return page(thread.filter(inRange), p, state);
+  }),
+  // The channel as the bot sees it (S-CHANNEL-INFO): a private one it is not in does not exist for it; needs channels:read or groups:read.
+  'conversations.info': botOnly((p, state) => {
+    const conversation = state.conversation(str(p.channel) ?? '');
+    if (!conversation || (conversation.private && !conversation.member)) return fail('channel_not_found');
+    const problem = scopeProblem(conversation.private ? 'groups:read' : 'channels:read', state);
+    if (problem) return fail(problem);
+    return { ok: true, channel: { id: conversation.id, is_channel: true, is_private: conversation.private, is_member: conversation.member } };
   }),
   'chat.postEphemeral': botOnly((p, state) => {
     const channel = str(p.channel);

@@ -233,8 +233,38 @@ describe('where the bot may post and read: the start-up check', () => {
     expect(advice).toEqual([
       expect.stringMatching(/^Slack channel C0ALERTS: a public channel the bot is not in: .*invite the bot there \(\/invite @maas in <#C0ALERTS>\)/),
       expect.stringMatching(/^Slack channel C0PUB: a public channel the bot is not in/),
-      expect.stringMatching(/^Slack channel C0PRIV: no such channel, or a private one the bot is not in: answers reach only the person who asked/),
+      expect.stringMatching(/^Slack channel C0PRIV: no such channel, or a private one the bot is not in: answers reach only the person who asked.*\/invite @maas in <#C0PRIV>/),
     ]);
+    // One conversations.info per channel answers it all: membership, privacy, and the scopes in its header.
+    expect(e.calls.filter((c) => c.method.startsWith('conversations.')).map((c) => c.method)).toEqual(Array(4).fill('conversations.info'));
+  });
+
+  it('without chat:write.public a public channel the bot is not in takes no posts, and the advice says to invite the bot or add the scope', async () => {
+    const e = await start({ conversations: [{ id: 'C0OPS' }, { id: 'C0ALERTS', member: false }], missingScopes: ['chat:write.public'] });
+    const { log, lines } = capturedLog();
+    const bot = await startHttpBot(e, recordingQueue().enqueue, { config: testConfig(TEST_CONFIG_YAML.replace('commandChannels: [C0OPS]', 'commandChannels: [C0OPS]\n  alertChannel: C0ALERTS')), log });
+    cleanups.push(() => bot.stop());
+    expect(bot.channelAccess.map((a) => [a.channel, a.canPost, a.canRead])).toEqual([
+      ['C0ALERTS', false, false],
+      ['C0OPS', true, true],
+    ]);
+    expect(lines.filter((l) => l.advice).map((l) => String(l.msg))).toEqual([
+      'Slack channel C0ALERTS: a public channel the bot is not in, and the app lacks chat:write.public: nothing can be posted there; invite the bot there (/invite @maas in <#C0ALERTS>), or add chat:write.public (manifest.yml) and reinstall the app',
+    ]);
+    // What the check said is what Slack does: a post there is refused.
+    await expect(bot.gateway.post('C0ALERTS', { text: 'alert' }, { paced: false })).rejects.toMatchObject({ slackError: 'not_in_channel' });
+  });
+
+  it('an app installed without channels:read: one history read per channel instead, and the advice names the missing scopes', async () => {
+    const e = await start({ conversations: [{ id: 'C0OPS' }, { id: 'C0PRIV', private: true, member: false }], missingScopes: ['channels:read', 'groups:read'] });
+    const { log } = capturedLog();
+    const bot = await startHttpBot(e, recordingQueue().enqueue, { config: testConfig(TEST_CONFIG_YAML.replace('commandChannels: [C0OPS]', 'commandChannels: [C0OPS, C0PRIV]')), log });
+    cleanups.push(() => bot.stop());
+    expect(bot.channelAccess.map((a) => [a.channel, a.canPost, a.canRead, a.advice?.slice(0, 40)])).toEqual([
+      ['C0OPS', true, true, 'the app lacks channels:read or groups:re'],
+      ['C0PRIV', false, false, 'no such channel, or a private one the bo'],
+    ]);
+    expect(e.calls.filter((c) => c.method === 'conversations.history')).toHaveLength(1);
   });
 });
 

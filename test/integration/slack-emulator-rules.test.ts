@@ -126,6 +126,30 @@ describe('Slack emulator rules', () => {
     expect(refused).toMatchObject({ error: 'missing_scope', needed: 'usergroups:read' });
   });
 
+  it('S-CHANNEL-INFO: conversations.info says whether a channel is private and the bot a member; a private one it is not in is channel_not_found; without channels:read it is missing_scope', async () => {
+    const { emulator: e, client } = await start({ conversations: [{ id: 'C0OPS' }, { id: 'C0PUB', member: false }, { id: 'C0PRIV', private: true, member: false }] });
+    const seen = async (channel: string) => (await client.conversations.info({ channel })).channel;
+    expect(await seen('C0OPS')).toMatchObject({ is_private: false, is_member: true });
+    expect(await seen('C0PUB')).toMatchObject({ is_private: false, is_member: false });
+    expect(await errorOf(client.conversations.info({ channel: 'C0PRIV' }))).toBe('channel_not_found');
+    e.setMembership('C0PRIV', true);
+    expect(await seen('C0PRIV')).toMatchObject({ is_private: true, is_member: true });
+    await e.close();
+    const { client: blind } = await start({ conversations: [{ id: 'C0OPS' }], missingScopes: ['channels:read'] });
+    expect(await errorOf(blind.conversations.info({ channel: 'C0OPS' }))).toBe('missing_scope');
+  });
+
+  it('S-SCOPES-HEADER: every answer to the bot token names its scopes (x-oauth-scopes), which the WebClient reads into response_metadata.scopes', async () => {
+    const { emulator: e, client } = await start({ channels: ['C0OPS'] });
+    const granted = (await client.auth.test()).response_metadata?.scopes;
+    expect(granted).toEqual(expect.arrayContaining(['chat:write', 'chat:write.public', 'channels:read', 'channels:history']));
+    await e.close();
+    const { client: lesser } = await start({ channels: ['C0OPS'], missingScopes: ['chat:write.public'] });
+    const fewer = (await lesser.conversations.info({ channel: 'C0OPS' })).response_metadata?.scopes;
+    expect(fewer).toContain('chat:write');
+    expect(fewer).not.toContain('chat:write.public');
+  });
+
   it('S-READ-MEMBER: history of a public channel the bot is not in is not_in_channel', async () => {
     const { emulator: e, client } = await start({ conversations: [{ id: 'C0PUB', member: false }] });
     expect(await errorOf(client.conversations.history({ channel: 'C0PUB' }))).toBe('not_in_channel');
