@@ -2,8 +2,12 @@ import type { OutgoingMessage } from './message-budget.ts';
 
 /*
  * A command's or a click's response_url (https://docs.slack.dev/interactivity/handling-user-interaction):
- * up to 5 posts within 30 minutes; `replace_original` replaces the message it came from (for a
- * slash command, the in_channel answer posted through it), otherwise a new message is posted.
+ * up to 5 posts within 30 minutes. The bot answers in a channel with its own messages
+ * (chat.postMessage, then chat.update, S-ONE-ANSWER); the response_url carries only what the
+ * Web API cannot: an answer to one person (ephemeral), and a command's running note and result
+ * in a channel the bot may not post to (a private channel it is not in, S-ONE-ANSWER-PRIVATE).
+ * `replace_original` edits the clicked message; a slash command's URL posts a new message
+ * whatever it asks (S-RESPONSE-URL-REPLACE), so nothing here edits a command's answer.
  */
 
 export interface ResponseUrlPost {
