@@ -207,6 +207,46 @@ describe('Slack emulator rules', () => {
     expect(shown()).toEqual(['a reply after the upload', 'file table.txt']);
   });
 
+  it('S-POST-TEXT: chat.postMessage refuses a text over 40,000 characters (msg_too_long) and a message with neither text nor blocks (no_text)', async () => {
+    const { client } = await start({ channels: ['C0OPS'] });
+    expect(await errorOf(client.chat.postMessage({ channel: 'C0OPS', text: 'x'.repeat(40_000) }))).toBe('ok');
+    expect(await errorOf(client.chat.postMessage({ channel: 'C0OPS', text: 'x'.repeat(40_001) }))).toBe('msg_too_long');
+    expect(await errorOf(client.chat.postMessage({ channel: 'C0OPS', text: '' }))).toBe('no_text');
+  });
+
+  it('S-MISSING-SCOPE: a method whose scope the app lacks answers missing_scope', async () => {
+    const { client } = await start({ channels: ['C0OPS'], missingScopes: ['channels:history'] });
+    expect(await errorOf(client.conversations.history({ channel: 'C0OPS' }))).toBe('missing_scope');
+    expect(await errorOf(client.chat.postMessage({ channel: 'C0OPS', text: 'posting needs only chat:write' }))).toBe('ok');
+  });
+
+  it('S-THREAD-NOT-FOUND: conversations.replies of a ts with no message is thread_not_found', async () => {
+    const { client } = await start({ channels: ['C0OPS'] });
+    const parent = await client.chat.postMessage({ channel: 'C0OPS', text: 'summary' });
+    expect(await errorOf(client.conversations.replies({ channel: 'C0OPS', ts: parent.ts! }))).toBe('ok');
+    expect(await errorOf(client.conversations.replies({ channel: 'C0OPS', ts: '1.000001' }))).toBe('thread_not_found');
+  });
+
+  it('S-FILE-NOT-FOUND: files.completeUploadExternal of a file whose bytes never reached the upload URL is file_not_found', async () => {
+    const { client } = await start({ channels: ['C0OPS'] });
+    const announced = await client.files.getUploadURLExternal({ filename: 'table.txt', length: 4 });
+    expect(await errorOf(client.files.completeUploadExternal({ files: [{ id: announced.file_id! }], channel_id: 'C0OPS' } as never))).toBe('file_not_found');
+  });
+
+  it('S-EPHEMERAL-MEMBER: chat.postEphemeral needs the bot in the channel, even a public one chat:write.public lets it post to', async () => {
+    const { client } = await start({ conversations: [{ id: 'C0PUB', member: false }] });
+    expect(await errorOf(client.chat.postMessage({ channel: 'C0PUB', text: 'alert' }))).toBe('ok');
+    expect(await errorOf(client.chat.postEphemeral({ channel: 'C0PUB', user: 'U0OPS1', text: 'only you' }))).toBe('not_in_channel');
+  });
+
+  it('S-RESPONSE-URL-DELETE: delete_original through a click\'s response_url takes the clicked message down', async () => {
+    const { emulator: e, client } = await start({ channels: ['C0OPS'] });
+    const plan = await client.chat.postMessage({ channel: 'C0OPS', text: 'plan' });
+    await e.clickButton({ appUrl: 'http://127.0.0.1:9', actionId: 'reject', messageTs: plan.ts! }).catch(() => undefined);
+    expect((await respond(e.invocations.at(-1)!.responseUrl, { delete_original: true })).status).toBe(200);
+    expect(e.channelMessages('C0OPS').find((m) => m.ts === plan.ts)!.deleted).toBe(true);
+  });
+
   it('S-BLOCK-TEXT: blocks whose texts add up past 12,000 characters, buttons included, are msg_blocks_too_long', async () => {
     const { client } = await start({ channels: ['C0OPS'] });
     const section = (n: number) => ({ type: 'section', text: { type: 'mrkdwn', text: 'é'.repeat(n) } });
