@@ -1,5 +1,9 @@
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runLab } from '../../lab/run-lab.ts';
+import { blocksText } from '../../lab/transcript.ts';
+import { ANSWER_LIMITS } from '../../src/edge/slack/answer-render.ts';
+import { wordCount } from '../../src/edge/slack/say-less.ts';
 import type { JobDefinition } from '../../src/engine/job-types.ts';
 import type { Adapters } from '../../src/adapters/adapters.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
@@ -115,5 +119,31 @@ describe('command answers through the real Bolt app', () => {
     expect(answer.text).toMatch(/\(Slack refused the full message: msg_blocks_too_long\. The CLI with --json has all of it\.\)$/);
     expect(answer.ephemeral).toBe(true);
     expect(fallbacks).toEqual(['msg_blocks_too_long']);
+  });
+});
+
+describe('every message the lab posts says its verdict and its next step in few words', () => {
+  let lab: SlackEmulator | undefined;
+  beforeAll(async () => {
+    const code = await runLab({ env: { REDIS_URL: TEST_REDIS_URL }, out: () => undefined, err: () => undefined }, (_step, _i, e) => {
+      lab = e;
+    });
+    expect(code).toBe(0);
+  }, 150_000);
+
+  /** A verdict line: `:icon: *WORD* · kind target: …`; the words after the status word are counted. */
+  const VERDICT = /^:\w+: \*[A-Z]+\* · /;
+  const NEXT = '*Next step:* ';
+
+  it('a verdict line and a *Next step* line are each at most ANSWER_LIMITS.words words, in every message as posted and as edited', () => {
+    const contents = lab!.messages.flatMap((m) => [m.original, ...m.updates]).filter((c) => c.blocks?.length);
+    const lines = contents.flatMap((c) => blocksText(c.blocks!));
+    const verdicts = lines.filter((l) => VERDICT.test(l));
+    const steps = lines.filter((l) => l.startsWith(NEXT));
+    // The lab's answers, plans, alerts and the Alertmanager answer: dozens of each.
+    expect(verdicts.length).toBeGreaterThan(30);
+    expect(steps.length).toBeGreaterThanOrEqual(8);
+    for (const l of verdicts) expect(wordCount(l.replace(VERDICT, '')), l).toBeLessThanOrEqual(ANSWER_LIMITS.words);
+    for (const l of steps) expect(wordCount(l.slice(NEXT.length)), l).toBeLessThanOrEqual(ANSWER_LIMITS.words);
   });
 });

@@ -10,6 +10,7 @@ import { clipText, codeSpan, escapeMrkdwn, inline, slackDate } from './mrkdwn.ts
 import { nextStep, type NextStep } from './next-step.ts';
 import { withDateTokens } from './slack-dates.ts';
 import { oneLine } from '../../core/one-line.ts';
+import { sayLess, wordCount } from './say-less.ts';
 
 /**
  * A check's answer as the channel shows it, read on a phone at 3 a.m.: the verdict first, one line
@@ -30,8 +31,13 @@ export interface AnswerOptions {
   evidenceNote?: string;
 }
 
-/** Limits the main message is held to (test/e2e/lab-message-shape.test.ts). */
-export const ANSWER_LIMITS = { findingLines: 6, perCode: 3, maxLines: 12, maxChars: 2000 } as const;
+/**
+ * Limits the main message is held to (test/e2e/lab.test.ts and test/e2e/message-budget.test.ts
+ * check every message the lab posts): `words` is the most a verdict or *Next step* line says.
+ */
+export const ANSWER_LIMITS = { findingLines: 6, perCode: 3, maxLines: 12, maxChars: 2000, words: 25 } as const;
+/** The verdict's own words: the line's status word and `kind target:` take the other three. */
+const VERDICT_WORDS = ANSWER_LIMITS.words - 3;
 
 export const STATUS_WORD: Record<Status, string> = { ok: 'OK', warning: 'WARNING', critical: 'CRITICAL', error: 'ERROR' };
 export const STATUS_ICON: Record<Status, string> = { ok: ':white_check_mark:', warning: ':warning:', critical: ':red_circle:', error: ':x:' };
@@ -43,8 +49,38 @@ export function slackText(text: string): string {
   return withDateTokens(escapeMrkdwn(text));
 }
 
-export function verdictLine(report: Pick<Report, 'status' | 'kind' | 'target' | 'verdict'>, word = STATUS_WORD[report.status]): string {
-  return `${STATUS_ICON[report.status]} *${word}* · ${inline(report.kind)} ${inline(report.target)}: ${slackText(oneLine(report.verdict))}`;
+type VerdictOf = Pick<Report, 'status' | 'kind' | 'target' | 'verdict'> & Partial<Pick<Report, 'findings' | 'plan' | 'results'>>;
+
+export function verdictLine(report: VerdictOf, word = STATUS_WORD[report.status]): string {
+  return `${STATUS_ICON[report.status]} *${word}* · ${inline(report.kind)} ${inline(report.target)}: ${slackText(oneLine(shortVerdict(report)))}`;
+}
+
+/**
+ * The verdict as the first line says it: not naming `kind target` a second time, and in at most
+ * VERDICT_WORDS words when there is a thread to hold the rest (evidence-thread.ts says it whole).
+ */
+export function shortVerdict(report: VerdictOf): string {
+  const own = withoutKindAndTarget(report);
+  return hasThread(report) ? sayLess(own, VERDICT_WORDS) : own;
+}
+
+/** The verdict as the check wrote it, when the first line says less of it (the thread then says it whole). */
+export function verdictInFull(report: VerdictOf): string | undefined {
+  const own = withoutKindAndTarget(report);
+  return shortVerdict(report) === own ? undefined : report.verdict;
+}
+
+/** Whether the message has a thread under it: findings, a plan's steps or a run's results. */
+export function hasThread(report: Partial<Pick<Report, 'findings' | 'plan' | 'results'>>): boolean {
+  return Boolean(report.findings?.length || report.plan?.steps.length || report.results?.length);
+}
+
+/** `fix-macs site-b done: 12 of 12…` under `fix-macs site-b:` reads `Done: 12 of 12…`. */
+function withoutKindAndTarget({ kind, target, verdict }: VerdictOf): string {
+  const head = `${kind} ${target}`;
+  if (!verdict.startsWith(head) || !/^:?\s/.test(verdict.slice(head.length))) return verdict;
+  const rest = verdict.slice(head.length).replace(/^:?\s+/, '');
+  return rest ? `${rest[0]!.toUpperCase()}${rest.slice(1)}` : verdict;
 }
 
 export function renderAnswer(report: Report, options: AnswerOptions = {}): AnswerMessage {
@@ -77,7 +113,7 @@ export function findingLines(findings: readonly Finding[], max: number = ANSWER_
   const rest = problems.filter((f) => !shown.includes(f));
   if (rest.length === 1 && shown.length < max) shown.push(rest.pop()!);
   const lines = problems.filter((f) => shown.includes(f)).map(findingLine);
-  if (rest.length) lines.push(restLine(rest));
+  if (rest.length) lines.push(restLine(rest, new Set(shown.map((f) => f.subject))));
   return lines;
 }
 
@@ -86,22 +122,30 @@ export function findingLine(f: Finding): string {
   return `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 60)} ${subject ? `${clipText(inline(subject), 80)}: ` : ''}${slackText(oneLine(brief))}`;
 }
 
-/** `…and 297 more: `MAC_DRIFT` ×297 (site-c-vm004, site-c-vm005, … +292)`. */
-function restLine(rest: readonly Finding[]): string {
+/**
+ * `…and 297 more: `MAC_DRIFT` ×297 (site-c-vm004, site-c-vm005, … +292)`, naming only subjects
+ * the lines above do not (a machine's second drifted NIC is counted, not named again).
+ */
+function restLine(rest: readonly Finding[], named: ReadonlySet<string>): string {
   const counts = new Map<string, number>();
   for (const f of rest) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
   const codes = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([c, n]) => `${codeSpan(c, 60)} ×${n}`);
-  const subjects = [...new Set(rest.map((f) => f.subject))];
-  const named = subjects.slice(0, 3).map((s) => clipText(inline(s), 40));
-  const more = subjects.length > named.length ? `, … +${subjects.length - named.length}` : '';
-  return `…and ${rest.length} more: ${codes.join(', ')} (${named.join(', ')}${more})`;
+  const subjects = [...new Set(rest.map((f) => f.subject))].filter((s) => !named.has(s));
+  if (!subjects.length) return `…and ${rest.length} more: ${codes.join(', ')}`;
+  const shown = subjects.slice(0, 3).map((s) => clipText(inline(s), 40));
+  const more = subjects.length > shown.length ? `, … +${subjects.length - shown.length}` : '';
+  return `…and ${rest.length} more: ${codes.join(', ')} (${shown.join(', ')}${more})`;
 }
 
+const NEXT_STEP = '*Next step:*';
+
+/** The step and the findings it covers in at most ANSWER_LIMITS.words words after its label (the thread has each fix whole). */
 export function nextStepLine(step: NextStep): string {
-  let text = escapeMrkdwn(step.text);
-  if (step.command) text = text.replace(escapeMrkdwn(step.command), codeSpan(step.command));
   const covered = step.covers.length > 1 ? ` _(covers ${coverList(step.covers)})_` : '';
-  return clipText(`*Next step:* ${withDateTokens(text)}${covered}`, 900);
+  const room = ANSWER_LIMITS.words - wordCount(covered);
+  let text = escapeMrkdwn(sayLess(step.text, room));
+  if (step.command) text = text.replace(escapeMrkdwn(step.command), codeSpan(step.command));
+  return clipText(`${NEXT_STEP} ${withDateTokens(text)}${covered}`, 900);
 }
 
 function coverList(findings: readonly Finding[]): string {

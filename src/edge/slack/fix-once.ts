@@ -8,17 +8,29 @@ export interface FixToSay {
 
 /**
  * Each fix once: nine drifted machines fixed by the same `/maas fix-macs site-b` show it under the
- * first, counting the eight after it, and no *Fix* line under those eight. Per finding, in the
- * order given: what to say, or undefined (no fix, or one already said above).
+ * first, counting the eight after it, and no *Fix* line under those eight. A fix another already
+ * says in its own words (`upgrade the controller…` inside `/maas fix-dns prod puts…; upgrade the
+ * controller…`) is said there too. Per finding, in the order given: what to say, or undefined (no
+ * fix, or one already said above).
  */
 export function fixesOnce(findings: readonly Finding[]): (FixToSay | undefined)[] {
-  const said = new Set<string>();
+  const said: string[] = [];
   return findings.map((f, i) => {
-    if (!f.fix || said.has(f.fix)) return undefined;
-    said.add(f.fix);
-    const sharedBelow = findings.slice(i + 1).filter((g) => g.fix === f.fix).length;
+    if (!f.fix || said.some((s) => fixSays(s, f.fix!))) return undefined;
+    said.push(f.fix);
+    const sharedBelow = findings.slice(i + 1).filter((g) => g.fix && fixSays(f.fix!, g.fix)).length;
     return { fix: f.fix, sharedBelow };
   });
+}
+
+/** A fix as words: no code marks, one space between words, any case. */
+export function fixWords(fix: string): string {
+  return fix.replace(/`/g, '').replace(/\s+/g, ' ').trim();
+}
+
+/** Whether `fix` already says `other` (the same words, or them within its own). */
+export function fixSays(fix: string, other: string): boolean {
+  return fixWords(fix).toLowerCase().includes(fixWords(other).toLowerCase());
 }
 
 /** "also for the 8 findings below", or nothing when the fix is this finding's alone. */

@@ -37,9 +37,9 @@ describe('the answer in the channel', () => {
     expect(shown[0]).toBe(':red_circle: *CRITICAL* · dns-check prod: API record WIPED, empty-set hash cached');
     expect(shown.slice(1, 5).map((l) => /`(\w+)`/.exec(l)?.[1])).toEqual(['DNS_RECORD_EMPTY', 'DNS_EMPTY_HASH_CACHED', 'DNS_CONTROLLER_VULNERABLE', 'DNS_CLIENT_VIEW']);
     for (const l of shown.slice(1, 5)) expect(l.split(/\s+/).length - 1).toBeLessThanOrEqual(MAX_WORDS + 1);
-    // The fix shared by two findings is said once, with the warning's fix it already contains.
+    // The fix shared by two findings is said once, with the warning's fix it already contains: that warning is covered too.
     expect(shown.filter((l) => l.includes('/maas fix-dns prod'))).toHaveLength(1);
-    expect(shown[5]).toBe(`*Next step:* \`/maas fix-dns prod\` puts 10.11.135.36 back on prod-k8s.maas.example and refreshes the hash; upgrade the controller to v4.9.2 or later _(covers DNS_RECORD_EMPTY, DNS_EMPTY_HASH_CACHED)_`);
+    expect(shown[5]).toBe(`*Next step:* \`/maas fix-dns prod\` puts 10.11.135.36 back on prod-k8s.maas.example and refreshes the hash; upgrade the controller to v4.9.2 or later _(covers DNS_RECORD_EMPTY, DNS_EMPTY_HASH_CACHED, DNS_CONTROLLER_VULNERABLE)_`);
     expect(shown[6]).toBe('[ Plan fix-dns prod ]');
     expect(shown.length).toBeLessThanOrEqual(ANSWER_LIMITS.maxLines);
     expect(shown.join('\n').length).toBeLessThanOrEqual(ANSWER_LIMITS.maxChars);
