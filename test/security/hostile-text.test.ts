@@ -6,7 +6,9 @@ import { mention } from '../../src/core/mention.ts';
 import type { Report } from '../../src/core/report.ts';
 import { toSlackText } from '../../src/edge/slack/mrkdwn.ts';
 import { createSlackNotifier } from '../../src/edge/slack/notifier.ts';
-import { renderPlanMessage } from '../../src/edge/slack/plan-render.ts';
+import { planThread, renderPlanMessage } from '../../src/edge/slack/plan-render.ts';
+import { renderEvidence } from '../../src/edge/slack/evidence-thread.ts';
+import { progressLine } from '../../src/engine/repair/plan-outcomes.ts';
 import { renderReports } from '../../src/edge/slack/render.ts';
 import { reportText } from '../../src/edge/terminal/text-render.ts';
 import { capturedLog } from '../e2e/slack-harness.ts';
@@ -118,6 +120,21 @@ describe('newlines in outside data cannot forge lines (item 9)', () => {
     const message = renderPlanMessage({ planId: 'p1', report: planReport(FORGED), state: 'pending', requester: 'U0OPS1', expiresAt: Date.UTC(2026, 10, 30, 4), approvable: true, deferred: 0 });
     const shown = [message.text, ...textsIn(message.blocks)].join('\n');
     expect(shown.split('\n').filter((line) => /^:white_check_mark:/.test(line.trim()))).toEqual([]);
+  });
+
+  const VERDICT = 'east-e11\n*Verdict:* all healthy';
+
+  it("the plan's thread (steps, results, each finding) and the progress line keep a hostname's forged *Verdict:* on its own line", () => {
+    const results = [{ subject: VERDICT, action: 'set-mac', outcome: 'verified' as const, detail: `read back\n*Verdict:* all healthy` }];
+    const planned = planThread({ planId: 'p1', report: planReport(VERDICT), state: 'pending', requester: 'U0OPS1', expiresAt: Date.UTC(2026, 10, 30, 4), approvable: true, deferred: 0 });
+    const ran = renderEvidence({ ...planReport(VERDICT), results });
+    const thread = [...planned.messages, ...ran.messages].flatMap((m) => textsIn(m.blocks)).join('\n');
+    const progress = progressLine(VERDICT, results);
+    for (const shown of [thread, progress]) {
+      expect(shown.split('\n').filter((line) => line.trim().startsWith('*Verdict:*'))).toEqual([]);
+      expect(shown).toContain('east-e11⏎*Verdict:* all healthy');
+    }
+    expect(progress.split('\n')).toHaveLength(1);
   });
 
   it('and in the terminal', () => {

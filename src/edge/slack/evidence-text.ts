@@ -22,7 +22,29 @@ const LABELS: Record<string, string> = {
   controlPlaneEndpoint: 'control-plane endpoint',
   preferredSubnets: 'preferred subnets',
   resourceId: 'DNS resource id',
+  option6: 'DHCP option 6 (DNS servers)',
+  statusLine: "dig's reply header",
+  ttlLeft: 'TTL left',
+  state: 'client view',
+  events: "MAAS's event log",
+  discovery: 'MAAS network discovery',
 };
+
+/** Short codes a check keeps in the JSON report, in words (the report keeps the code). */
+const VALUE_WORDS: Record<string, Record<string, string>> = {
+  state: {
+    'still-serving': 'still serving the old answer from cache',
+    'serving-nothing': 'serving nothing: the outage has reached clients',
+    matches: 'matches MAAS',
+    differs: 'differs from MAAS',
+    'maas-unread': "MAAS's record was not read",
+  },
+  events: { empty: 'holds no event for these machines', paginated: 'only its newest page was read' },
+  discovery: { empty: 'lists no neighbour at all', unknown: 'could not tell whether it is on' },
+};
+
+/** Units of numbers kept bare in the JSON report. */
+const UNIT: Record<string, string> = { ttlLeft: 's' };
 
 export function humanLabel(key: string): string {
   return LABELS[key] ?? key.replace(/_/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
@@ -54,6 +76,9 @@ export function redundantKeys(evidence: Record<string, unknown>): Set<string> {
 export function humanValue(key: string, value: unknown, max: number): string {
   if (value === null || value === undefined) return 'none';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'number' && UNIT[key]) return `${value} ${UNIT[key]}`;
+  if (typeof value === 'string' && VALUE_WORDS[key]?.[value]) return VALUE_WORDS[key][value]!;
+  if (key === 'statusLine' && typeof value === 'string') return clip(digHeader(value), max);
   if (typeof value !== 'object') return clip(String(value), max);
   if (Array.isArray(value)) return listText(value.map((v) => itemText(v)), max);
   const record = value as Record<string, unknown>;
@@ -72,6 +97,47 @@ export function macChange(evidence: Record<string, unknown>): string | undefined
   return `${before || '(none)'} → ${after || '(none)'}`;
 }
 
+/** `option6` and `who` together read as one sentence: `handed to nodes: 127.0.1.2, 10.0.0.5`. */
+export function option6Handed(evidence: Record<string, unknown>): string | undefined {
+  const { option6, who } = evidence;
+  if (typeof who !== 'string' || !Array.isArray(option6)) return undefined;
+  return `handed to ${who}: ${option6.length ? option6.map(String).join(', ') : '(none)'}`;
+}
+
+/** dig's `;; ->>HEADER<<- opcode: QUERY, status: SERVFAIL, id: 53631` as `opcode QUERY, status SERVFAIL, id 53631`. */
+function digHeader(line: string): string {
+  const header = /->>HEADER<<-\s*(.*)$/.exec(line)?.[1];
+  return header === undefined ? line : header.replace(/(\w+): /g, '$1 ');
+}
+
+/**
+ * A control-plane machine as a sentence: `prod-cp-0 (k7dx3p) is Deployed, powered on, running,
+ * at 10.11.135.36`; what it lacks is said too (`powered off`, `not running`, `being deleted`).
+ */
+function machineText(r: Record<string, unknown>): string | undefined {
+  if (typeof r.systemId !== 'string' || typeof r.state !== 'string' || typeof r.powered !== 'boolean') return undefined;
+  const name = r.name ?? r.hostname ?? r.systemId;
+  const parts = [`${String(name)} (${r.systemId}) is ${r.state}`];
+  parts.push(r.powered ? 'powered on' : 'powered off');
+  if (typeof r.running === 'boolean') parts.push(r.running ? 'running' : 'not running');
+  if (r.deleting === true) parts.push('being deleted');
+  if (typeof r.ip === 'string') parts.push(`at ${r.ip}`);
+  else if (r.ip === null) parts.push('with no IP');
+  if (Array.isArray(r.externalIps) && r.externalIps.length) parts.push(`external IPs ${r.externalIps.map(String).join(', ')}`);
+  return parts.join(', ');
+}
+
+/**
+ * A container image as a subject: `image v0.6.1-spectro-4.9.1 (gcr.io/…/…-controller)`;
+ * the evidence shows the whole reference.
+ */
+export function subjectText(subject: string): string {
+  const image = /^([^/\s]+)\/(?:[^\s]*\/)?([^/:\s]+):([^/:\s]+)$/.exec(subject);
+  if (!image || subject.length <= 48) return subject;
+  const [, registry, name, tag] = image;
+  return `image ${tag} (${registry}/…/${name})`;
+}
+
 function itemText(v: unknown): string {
   if (v === null || v === undefined) return 'none';
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
@@ -79,6 +145,8 @@ function itemText(v: unknown): string {
   if (typeof v !== 'object') return String(v);
   if (Array.isArray(v)) return v.length ? v.map(itemText).join(' ') : '(none)';
   const r = v as Record<string, unknown>;
+  const machine = machineText(r);
+  if (machine) return machine;
   const name = r.name ?? r.hostname ?? r.fqdn ?? r.id;
   const rest = Object.entries(r)
     .filter(([k, x]) => x !== name && x !== undefined && k !== 'name' && k !== 'hostname')

@@ -1,9 +1,10 @@
 import type { KnownBlock } from '@slack/types';
 import type { Finding, Report, ReportStep, StepResult } from '../../core/report.ts';
-import { SEVERITY_ICON } from './answer-render.ts';
+import { oneLine } from '../../core/one-line.ts';
+import { SEVERITY_ICON, verdictInFull } from './answer-render.ts';
 import { attachmentsFor, fileNameFor, isTableKey, needsFile, TABLE_HEAD_LINES, type FileAttachment } from './evidence-files.ts';
 import { fixesOnce, sharedNote, type FixToSay } from './fix-once.ts';
-import { humanLabel, humanValue, macChange, redundantKeys, worthShowing } from './evidence-text.ts';
+import { humanLabel, humanValue, macChange, option6Handed, redundantKeys, subjectText, worthShowing } from './evidence-text.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { codeSpan, escapeMrkdwn } from './mrkdwn.ts';
 import { withDateTokens, withIsoTimes } from './slack-dates.ts';
@@ -41,7 +42,7 @@ interface Style {
 
 const MRKDWN: Style = {
   valueMax: VALUE_MAX,
-  text: (s) => withDateTokens(escapeMrkdwn(s)),
+  text: (s) => withDateTokens(escapeMrkdwn(oneLine(s))),
   bold: (s) => `*${s}*`,
   italic: (s) => `_${s}_`,
   code: (s) => codeSpan(s, 200),
@@ -51,7 +52,7 @@ const MRKDWN: Style = {
 
 const PLAIN: Style = {
   valueMax: Number.MAX_SAFE_INTEGER,
-  text: withIsoTimes,
+  text: (s) => withIsoTimes(oneLine(s)),
   bold: (s) => s,
   italic: (s) => s,
   code: (s) => s,
@@ -61,13 +62,22 @@ const PLAIN: Style = {
 
 export function renderEvidence(report: Report): EvidenceThread {
   const files = attachmentsFor(report);
-  const chunks = evidenceChunks(report, MRKDWN);
+  const verdict = verdictChunk(report);
+  const chunks = [...verdict, ...evidenceChunks(report, MRKDWN)];
   const messages = pack(report, chunks);
   if (messages.length <= MAX_MESSAGES && !cutsValues(report)) return { messages, files };
   const file = evidenceFile(report);
-  const note = `The evidence of all ${report.findings.length} findings${report.plan ? ' and every step' : ''}, whole, is in the file ${codeSpan(file.filename, 90)} in this thread.`;
-  const first = pack(report, [[note], ...evidenceChunks({ ...report, findings: fewPerCode(report.findings) }, MRKDWN)])[0]!;
+  const n = report.findings.length;
+  const whose = n === 1 ? 'the finding' : `all ${n} findings`;
+  const note = `The evidence of ${whose}${report.plan ? ' and every step' : ''}, whole, is in the file ${codeSpan(file.filename, 90)} in this thread.`;
+  const first = pack(report, [[note], ...verdict, ...evidenceChunks({ ...report, findings: fewPerCode(report.findings) }, MRKDWN)])[0]!;
   return { messages: [first], files: [...files, file] };
+}
+
+/** The verdict whole, when the message's first line says less of it. */
+function verdictChunk(report: Report): string[][] {
+  const whole = verdictInFull(report);
+  return whole ? [[`${MRKDWN.bold('The verdict in full:')} ${MRKDWN.text(whole)}`]] : [];
 }
 
 /** The first few findings of each code: the thread's sample when the whole is in a file. */
@@ -80,11 +90,12 @@ function fewPerCode(findings: readonly Finding[]): Finding[] {
   });
 }
 
-/** Whether a value is longer than the thread shows (then the file holds it whole). */
+/** Whether a value the thread shows is longer than it shows (then the file holds it whole); a table shown as its text is not cut. */
 function cutsValues(report: Report): boolean {
-  return report.findings.some((f) =>
-    Object.entries(f.evidence).some(([k, v]) => typeof v === 'object' && v !== null ? humanValue(k, v, VALUE_MAX) !== humanValue(k, v, Number.MAX_SAFE_INTEGER) : String(v).length > VALUE_MAX),
-  );
+  return report.findings.some((f) => {
+    const skip = redundantKeys(f.evidence);
+    return Object.entries(f.evidence).some(([k, v]) => !skip.has(k) && (typeof v === 'object' && v !== null ? humanValue(k, v, VALUE_MAX) !== humanValue(k, v, Number.MAX_SAFE_INTEGER) : String(v).length > VALUE_MAX));
+  });
 }
 
 /** The whole evidence as plain text: the file behind a thread too long for Slack. */
@@ -93,7 +104,7 @@ export function evidenceFile(report: Report): FileAttachment {
   const body = evidenceChunks(report, PLAIN).map((lines) => lines.join('\n'));
   const content = `${[head, ...body].join('\n\n')}\n`;
   const filename = fileNameFor(report.target, 'evidence');
-  return { filename, title: `${report.kind} ${report.target}: the whole evidence, ${report.findings.length} findings`, content, rows: content.split('\n').length - 1 };
+  return { filename, title: `${report.kind} ${report.target}: the whole evidence, ${report.findings.length} finding${report.findings.length === 1 ? '' : 's'}`, content, rows: content.split('\n').length - 1 };
 }
 
 /** One chunk (a list of lines) per finding, worst first, then the plan and the results. */
@@ -108,12 +119,17 @@ function evidenceChunks(report: Report, style: Style): string[][] {
 }
 
 function findingDetail(f: Finding, target: string, style: Style, fix: FixToSay | undefined): string[] {
-  const lines = [`${style.severity(f)} — ${style.text(f.subject)}`, style.text(f.summary)];
+  const lines = [`${style.severity(f)} — ${style.text(subjectText(f.subject))}`, style.text(f.summary)];
   const skip = redundantKeys(f.evidence);
   const change = macChange(f.evidence);
   if (change) {
     skip.add('recorded').add('live');
     lines.push(`• MAC: ${style.text(change)}`);
+  }
+  const handed = option6Handed(f.evidence);
+  if (handed) {
+    skip.add('option6').add('who');
+    lines.push(`• DHCP option 6 (DNS servers) ${style.text(handed)}`);
   }
   for (const [key, value] of Object.entries(f.evidence)) {
     if (skip.has(key) || !worthShowing(key, value)) continue;

@@ -1,4 +1,5 @@
 import { describeError } from '../../core/errors.ts';
+import { oneLine } from '../../core/one-line.ts';
 import type { MessageRef } from '../notifier.ts';
 import { finishReport, probeFailed, type Report, type StepResult } from '../../core/report.ts';
 import type { JobContext } from '../job-types.ts';
@@ -27,8 +28,9 @@ export function messageRef(stored: StoredPlan): MessageRef | undefined {
 
 const ICON: Record<StepResult['outcome'], string> = { verified: '✅', skipped: '⏭️', refused: '⛔', failed: '❌' };
 
+/** One subject's steps on one line: the subject and details come from MAAS and hosts, so a line break in them is shown, not obeyed. */
 export function progressLine(subject: string, results: readonly StepResult[]): string {
-  return `${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${r.detail})`).join(' → ')}`;
+  return oneLine(`${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${r.detail})`).join(' → ')}`);
 }
 
 /** The batch a "Plan the next batch" click asked for (job data `batch`), when it is a sane one. */
