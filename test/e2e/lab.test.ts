@@ -82,7 +82,7 @@ describe('npm run lab', () => {
     expect(channel).toContain('[file site-c-table.txt: 301 lines]');
     expect(channel).toContain('[file site-c-snippet.tf: 303 lines]');
     // Finished repairs read as finished: results and the re-check, not the findings they repaired.
-    expect(channel).toMatch(/:white_check_mark: \*OK\* · fix-macs site-b: fix-macs site-b done: 12 of 12 steps verified\n {2}\*12 of 12 steps verified\* on 9 machines/);
+    expect(channel).toMatch(/:white_check_mark: \*OK\* · fix-macs site-b: Done: 12 of 12 steps verified\n {2}\*12 of 12 steps verified\* on 9 machines/);
     expect(channel).toContain('Re-checked after the run: All 12 machines at site-b match their live MACs.');
     // MAAS's witnesses of the drift, the client view of the wiped record, the canary after fix-resolver.
     expect(channel).toMatch(/rack site-b-rack saw 52:54:00:[0-9a-f:]+ on br-pxe as an unknown neighbour, last .* UTC \(\d+m ago\); no PXE event since .* UTC \(3d 0h ago\)/);

@@ -7,6 +7,7 @@ import { findingLines, section, STATUS_WORD, verdictLine } from './answer-render
 import { renderEvidence, type EvidenceThread } from './evidence-thread.ts';
 import { SLACK_LIMITS } from './render.ts';
 import { mention } from '../../core/mention.ts';
+import { oneLine } from '../../core/one-line.ts';
 
 export const APPROVE_ACTION = 'repair_approve';
 export const REJECT_ACTION = 'repair_reject';
@@ -39,23 +40,35 @@ const READ_ONLY_STEP = /^(verify|check)-/;
 
 /** `12 steps on 9 machines: 12 writes, each read back` (planned) or `12 of 12 steps verified on 9 machines` (ran). */
 export function countLine(report: Report): string {
-  const noun = subjectNoun(report.kind);
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   if (report.results) {
     const verified = report.results.filter((r) => r.outcome === 'verified').length;
-    const subjects = new Set(report.results.map((r) => r.subject)).size;
     const other = report.results.length - verified;
-    return `*${verified} of ${plural(report.results.length, 'step')} verified* on ${plural(subjects, noun)}${other ? `; ${other} did not verify` : ''}; each step's outcome is in the thread.`;
+    const on = subjectsPhrase(report.kind, report.results.map((r) => r.subject));
+    return `*${verified} of ${plural(report.results.length, 'step')} verified* on ${inline(on)}${other ? `; ${other} did not verify` : ''}; each step's outcome is in the thread.`;
   }
   const steps = report.plan?.steps ?? [];
   const writes = steps.filter((s) => !READ_ONLY_STEP.test(s.action)).length;
-  const subjects = new Set(steps.map((s) => s.subject)).size;
   const reads = steps.length - writes;
-  return `*${plural(steps.length, 'step')}* on ${plural(subjects, noun)}: ${plural(writes, 'write')}${reads ? ` and ${plural(reads, 'check')}` : ''}, one at a time, each read back. Every step, whole, is in the thread.`;
+  const on = subjectsPhrase(report.kind, steps.map((s) => s.subject));
+  return `*${plural(steps.length, 'step')}* on ${inline(on)}: ${plural(writes, 'write')}${reads ? ` and ${plural(reads, 'check')}` : ''}, one at a time, each read back. Every step, whole, is in the thread.`;
 }
 
-function subjectNoun(kind: string): string {
-  return kind === 'fix-macs' ? 'machine' : kind === 'fix-dns' ? 'DNS record' : 'subject';
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Subjects a repair kind counts by name (`9 machines`); any other kind's few subjects are named. */
+const SUBJECT_NOUN: Record<string, string> = { 'fix-macs': 'machine', 'fix-dns': 'DNS record' };
+const NAMED_SUBJECTS = 4;
+
+/**
+ * What the steps act on: `9 machines`, `1 DNS record`, or, for a repair whose steps act on
+ * different things, those things by name (`forwarder 127.0.0.1:41285, subnet 10.20.0.0/24, site-b
+ * and canary site-b-node10`), counted only when there are more than NAMED_SUBJECTS.
+ */
+export function subjectsPhrase(kind: string, subjects: readonly string[]): string {
+  const distinct = [...new Set(subjects)];
+  const noun = SUBJECT_NOUN[kind];
+  if (noun || distinct.length > NAMED_SUBJECTS) return plural(distinct.length, noun ?? 'subject');
+  return distinct.length > 1 ? `${distinct.slice(0, -1).join(', ')} and ${distinct.at(-1)}` : (distinct[0] ?? 'nothing');
 }
 
 /**
@@ -92,12 +105,13 @@ function buttons(view: PlanMessageView): ActionsBlock {
   };
 }
 
-/** Slack's confirm dialog before a repair runs: how many steps on how many machines (or records, or sites). */
+/** Slack's confirm dialog before a repair runs: how many steps on how many machines (or records), or on what. */
 function approveConfirm(view: PlanMessageView): ConfirmationDialog {
+  const { kind, target } = view.report;
   const steps = view.report.plan?.steps ?? [];
-  const subjects = new Set(steps.map((s) => s.subject)).size;
-  const noun = view.report.kind === 'fix-macs' ? 'machine' : view.report.kind === 'fix-dns' ? 'DNS record' : 'site';
-  const text = `Runs ${steps.length} step${steps.length === 1 ? '' : 's'} on ${subjects} ${noun}${subjects === 1 ? '' : 's'} at ${view.report.target}, one at a time, each change read back; it stops at the first that does not verify.`;
+  const on = subjectsPhrase(kind, steps.map((s) => s.subject));
+  const where = SUBJECT_NOUN[kind] ? ` at ${target}` : '';
+  const text = oneLine(`Runs ${plural(steps.length, 'step')} on ${on}${where}, one at a time, each change read back; it stops at the first that does not verify.`);
   return {
     title: { type: 'plain_text', text: 'Run this repair?' },
     text: { type: 'plain_text', text: clipText(text, 300) },
@@ -133,7 +147,7 @@ function waitingFor(view: PlanMessageView): string {
 
 function statusText(view: PlanMessageView): string {
   const { by, at } = approvedBy(view);
-  const note = view.note ? ` ${view.note.replace(/\uE000/g, '')}` : '';
+  const note = view.note ? ` ${noteText(view)}` : '';
   const id = `plan \`${view.planId}\``;
   switch (view.state) {
     case 'pending':
@@ -154,6 +168,29 @@ function statusText(view: PlanMessageView): string {
     case 'failed':
       return toSlackText(`:x: Stopped, approved by ${by}${at} (${id}).${note}`);
   }
+}
+
+/**
+ * The note on one line; after a run, a re-check that found nothing left to repair reads `the
+ * resolver is healthy: …` (not `already`, the run made it so), and an aside inside an aside is
+ * left to the thread, where the step's result says it whole.
+ */
+function noteText(view: PlanMessageView): string {
+  const note = oneLine(view.note ?? '').replace(/\uE000/g, '');
+  if (view.state !== 'done' && view.state !== 'failed') return note;
+  return oneAsideDeep(note.replace(/\bis already healthy \((.*)\)(\.?)$/, 'is healthy: $1$2'));
+}
+
+/** `a (b (c) d)` as `a (b d)`: brackets two deep and deeper are dropped with what they hold. */
+export function oneAsideDeep(text: string): string {
+  let depth = 0;
+  let out = '';
+  for (const c of text) {
+    if (c === '(') depth += 1;
+    if (depth < 2) out += c;
+    if (c === ')' && depth > 0) depth -= 1;
+  }
+  return out.replace(/\s+([),;:.])/g, '$1');
 }
 
 function plainStatus(view: PlanMessageView): string {

@@ -46,7 +46,8 @@ describe('plan messages', () => {
       view({ state: 'done', decidedBy: 'U0LEAD2', decidedAt: Date.UTC(2026, 10, 30, 3, 5), report: { ...report, verdict: 'fix-macs site-c done: 50 of 50 steps verified', results }, note: 'Re-checked after the run: 50 of 300 machines at site-c match their live MACs.' }),
     );
     const text = blocksText(done.blocks).join('\n');
-    expect(text).toContain('fix-macs site-c done: 50 of 50 steps verified');
+    // The first line names the repair once: `fix-macs site-c: Done: …`, not `fix-macs site-c: fix-macs site-c done: …`.
+    expect(text.split('\n')[0]).toBe(':white_check_mark: *OK* · fix-macs site-c: Done: 50 of 50 steps verified');
     expect(text).toContain('*50 of 50 steps verified* on 50 machines');
     expect(text).toContain('Re-checked after the run: 50 of 300 machines at site-c match their live MACs.');
     expect(text).not.toMatch(/MAC_DRIFT|\*Fix:\*|\*Plan\* `/);
