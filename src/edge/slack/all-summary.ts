@@ -2,6 +2,8 @@ import type { Finding, Report, Severity, Status } from '../../core/report.ts';
 import { worstStatus } from '../../core/report.ts';
 import type { FileAttachment } from './evidence-files.ts';
 import { findingCount } from './finding-count.ts';
+import { nextStepLine } from './answer-render.ts';
+import { nextStep } from './next-step.ts';
 import { BUDGET_BLOCK_TEXT } from './message-budget.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { clipText, codeSpan, escapeMrkdwn, inline } from './mrkdwn.ts';
@@ -51,9 +53,10 @@ export function renderSummary(reports: readonly Report[]): SummaryMessage {
   const rows = failing.map(rowLine);
   const healthyLine = healthy.length ? `${ICON.ok} healthy (${healthy.length}): ${healthy.map((r) => escapeMrkdwn(r.target)).join(', ')}` : '';
   const footer = contextLine(reports);
+  const step = allNextStep(failing);
 
-  // Room for the rows once everything else is in: the healthy line (at most HEALTHY_MAX) and the line naming the file.
-  const room = BUDGET_BLOCK_TEXT - blockChars(header) - intro.length - footer.length - Math.min(healthyLine.length, HEALTHY_MAX) - 400;
+  // Room for the rows once everything else is in: the healthy line (at most HEALTHY_MAX), the next step and the line naming the file.
+  const room = BUDGET_BLOCK_TEXT - blockChars(header) - intro.length - footer.length - step.length - Math.min(healthyLine.length, HEALTHY_MAX) - 400;
   const { sections, shown } = packRows(rows, Math.min(room, ROW_SECTIONS * SLACK_MESSAGE_LIMITS.sectionText), ROW_SECTIONS);
   const left = rows.length - shown;
   const blocks: Block[] = [header, section(intro), ...sections.map(section)];
@@ -63,8 +66,24 @@ export function renderSummary(reports: readonly Report[]): SummaryMessage {
     blocks.push(section(`…and ${left} more target${left === 1 ? '' : 's'} needing attention: the whole table (${file.rows} rows) is in the file ${codeSpan(file.filename, 80)} in the thread.`));
   }
   if (healthyLine) blocks.push(section(healthyCut && file ? `${clipText(healthyLine, HEALTHY_MAX - 120)} (all ${file.rows} in ${codeSpan(file.filename, 80)})` : healthyLine));
+  if (step) blocks.push(section(step));
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footer }] });
   return { message: { text, blocks }, ...(file ? { file } : {}) };
+}
+
+const STEPS_NAMED = 3;
+
+/**
+ * One *Next step* for every failing target: the repairs that fix them, worst first
+ * (`/maas fix-resolver site-b`, …), or, when none has a repair, the worst one's own step.
+ */
+function allNextStep(failing: readonly Report[]): string {
+  const steps = failing.map((r) => nextStep(r)).filter((s) => s !== undefined);
+  const commands = [...new Set(steps.flatMap((s) => (s.command ? [s.command] : [])))];
+  if (!commands.length) return steps[0] ? nextStepLine(steps[0]) : '';
+  const named = commands.slice(0, STEPS_NAMED).map((c) => codeSpan(c, 80));
+  const more = commands.length > named.length ? `, and ${commands.length - named.length} more in the thread` : '';
+  return `*Next step:* ${named.join(', ')}${more}`;
 }
 
 function rowLine(report: Report): string {
