@@ -14,8 +14,16 @@ export interface LabBot {
   close(): Promise<void>;
 }
 
+/**
+ * Slack's pacing as the lab's emulator enforces it: a second post to one channel within a second
+ * is 429 (S-POST-RATE, "one message per second per channel"), and a shared file shows some time
+ * after files.completeUploadExternal answers (S-FILE-ASYNC; Slack names no figure, half a second
+ * is enough to catch a reply posted right after a file).
+ */
+export const LAB_SLACK_PACING = { postGapMs: 1000, fileShareDelayMs: 500 } as const;
+
 export async function startLabBot(options: { redisUrl: string; prefix: string; log: Logger; watchVmHosts?: boolean }): Promise<LabBot> {
-  const emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts] });
+  const emulator = await startSlackEmulator({ channels: [LAB_CHANNELS.ops, LAB_CHANNELS.alerts], ...LAB_SLACK_PACING });
   let world: LabWorld | undefined;
   try {
     world = await startLabWorld({ watchVmHosts: options.watchVmHosts ?? false });

@@ -4,7 +4,7 @@ import { describeError } from '../src/core/errors.ts';
 import { createLogger } from '../src/core/log.ts';
 import { postWebhook } from './alertmanager-webhook.ts';
 import { labScript, type LabAlertmanagerStep, type LabClickStep, type LabCommandStep, type LabStep, type LabWorldStep } from './lab-script.ts';
-import { startLabBot, type LabBot } from './lab-bot.ts';
+import { LAB_SLACK_PACING, startLabBot, type LabBot } from './lab-bot.ts';
 import { LAB_CHANNELS, LAB_USERS, type LabWorld } from './lab-world.ts';
 import { findOrStartRedis, type RedisHandle } from './private-redis.ts';
 import { deletePrefix } from './redis-keys.ts';
@@ -23,6 +23,8 @@ interface LabIo {
   env: NodeJS.ProcessEnv;
   out: (s: string) => void;
   err: (s: string) => void;
+  /** Runs only the script's first steps (a test that needs the lab started, not its whole story). */
+  stepLimit?: number;
 }
 
 interface LabSession {
@@ -80,8 +82,8 @@ async function runCommandStep(s: LabSession, step: LabCommandStep): Promise<void
       timeoutMs: STEP_TIMEOUT_MS,
       description: `the result of /maas ${step.text}`,
     });
-    // An `all` answer's thread is paced (about one reply a second); files follow a result at once.
-    const quietMs = / all$/.test(step.text) ? 1_600 : 250;
+    // The thread and files follow the result under Slack's pacing: a post a second per channel.
+    const quietMs = LAB_SLACK_PACING.postGapMs + 600;
     await settle(() => s.emulator.channelMessages(LAB_CHANNELS.ops).reduce((n, m) => n + 1 + m.updates.length, 0), quietMs);
   }
 }
@@ -183,7 +185,7 @@ export async function runLab(io: LabIo, observe?: LabStepObserver): Promise<numb
     io.out(`maas-chatops lab: MAAS simulator ${bot.world.maas.url}, Redis ${redis.url}, bot on ${bot.appUrl.replace('http://', '')}`);
     io.out('Channel #ops (alice is on call, bob approves repairs):');
     const session = { emulator: bot.emulator, appUrl: bot.appUrl, world: bot.world };
-    for (const [index, step] of labScript.entries()) {
+    for (const [index, step] of labScript.slice(0, io.stepLimit).entries()) {
       const fromSeq = lastSeq(bot.emulator) + 1;
       await runStep(session, step, io);
       await observe?.(step, index, bot.emulator, fromSeq, { url: redis.url, prefix });
