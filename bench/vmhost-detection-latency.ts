@@ -1,5 +1,5 @@
 /**
- * Detection latency of a VM's MACs changing under MAAS (seed incident 2: an OpenTofu replace
+ * Detection latency of a VM's MACs changing under MAAS (the regenerated-MACs incident: an OpenTofu replace
  * undefines the domain and defines it again with a new NIC MAC): from the redefinition on the VM
  * host to the alert's chat.postMessage, two ways in one run:
  *
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     '',
     `Reproduce: \`${COMMAND}\` (${machineContext()}; Redis at ${REDIS_URL.replace(/\/\/[^@]*@/, '//')}).`,
     '',
-    `Seed incident 2 at a random moment: on site-b's one VM host (${MACHINES} shut-off VMs, every MAC as MAAS records it, so nothing is`,
+    `The regenerated-MACs incident at a random moment: on site-b's one VM host (${MACHINES} shut-off VMs, every MAC as MAAS records it, so nothing is`,
     `open before a round) \`${DOMAIN}\` is undefined and defined again with a new NIC MAC, as an OpenTofu replace does; measured`,
     "until the alert's chat.postMessage in the Slack emulator; then replaced again with the recorded MAC and waited out until the",
     'alert is resolved. Real pieces: BullMQ on Redis, the scan worker running mac-diff against the MAAS simulator and the VM host',

@@ -88,7 +88,7 @@ async function startLabForwarder(): Promise<LabForwarder> {
   };
 }
 
-/** Every simulated peer of the demo, modelled on the two seed incidents, on loopback only. */
+/** Every simulated peer of the demo, modelled on the two incidents the project started from (a wiped API-server record, an isolated rack with regenerated MACs), on loopback only. */
 export interface LabWorld {
   configPath: string;
   configText: string;

@@ -13,7 +13,7 @@ import { createRedis } from '../../src/engine/queue/redis-connection.ts';
 import { Registry } from 'prom-client';
 import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
 
-// Seed incident 2 as it happens: an OpenTofu replace undefines a VM and defines it again with a
+// The regenerated-MACs incident as it happens: an OpenTofu replace undefines a VM and defines it again with a
 // new NIC MAC. No scan is scheduled: only the watch can notice. Real parts end to end: the watch's
 // virsh event session over pinned SSH to the lab's ssh2 VM host, the scan job on Redis running the
 // real mac-diff against the MAAS simulator and the same host, and the alert through the paced
