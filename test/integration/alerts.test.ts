@@ -63,8 +63,8 @@ interface Runner {
   redis: Redis;
   sender: SlackGateway;
   store: AlertStore;
-  /** A scheduled scan, or with `requestedBy` one someone asked for. */
-  scan(requestedBy?: string): Promise<unknown>;
+  /** A scheduled scan, with `requestedBy` one someone asked for, with `trigger` one a watch queued. */
+  scan(requestedBy?: string, trigger?: string[]): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -101,7 +101,7 @@ async function lab(options: { quietMs?: number; audit?: AuditInput[] } = {}) {
       redis.disconnect();
     };
     cleanups.push(close);
-    return { redis, sender, store, scan: (requestedBy?: string, trigger?: string[]) => job.run(ctx, { check: 'mac-diff', target: 'site-b', ...(requestedBy ? { requestedBy } : {}), ...(trigger ? { trigger } : {}) }), close };
+    return { redis, sender, store, scan: (requestedBy, trigger) => job.run(ctx, { check: 'mac-diff', target: 'site-b', ...(requestedBy ? { requestedBy } : {}), ...(trigger ? { trigger } : {}) }), close };
   }
   return { slack, fake, clock, runner, prefix };
 }
