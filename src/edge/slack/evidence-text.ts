@@ -80,7 +80,7 @@ export function humanValue(key: string, value: unknown, max: number): string {
   if (typeof value === 'string' && VALUE_WORDS[key]?.[value]) return VALUE_WORDS[key][value]!;
   if (key === 'statusLine' && typeof value === 'string') return clip(digHeader(value), max);
   if (typeof value !== 'object') return clip(String(value), max);
-  if (Array.isArray(value)) return listText(value.map((v) => itemText(v)), max);
+  if (Array.isArray(value)) return itemList(value.map((v) => itemText(v)), max);
   const record = value as Record<string, unknown>;
   if (key === 'soa' && record.serial !== undefined) return clip(`serial ${String(record.serial)}${record.mname ? ` (primary ${String(record.mname)})` : ''}`, max);
   return pairsText(record, max);
@@ -178,6 +178,11 @@ function pairsText(record: Record<string, unknown>, max: number): string {
 function nestedValue(v: unknown): string {
   if (!Array.isArray(v)) return itemText(v);
   return v.length ? v.map(itemText).join(', ') : '(none)';
+}
+
+/** Items that hold commas themselves (a machine's sentence) are told apart by `; `, others by `, `. */
+function itemList(items: readonly string[], max: number): string {
+  return listText(items, max, items.some((i) => i.includes(', ')) ? '; ' : ', ');
 }
 
 /** `a, b, c, … +N more` within `max` characters; `none` for an empty list. */
