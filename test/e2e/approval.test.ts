@@ -145,7 +145,7 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
     // Posted with the plan, before any progress: every step whole.
     expect(planReplies(stack, plan)).toHaveLength(1);
     expect(JSON.stringify(planReplies(stack, plan)[0]!.blocks)).toMatch(/1\. \*set-dns-ips\* .*2\. \*set-dns-hash\*/);
-    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 2 steps on 1 subject/);
+    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 2 steps on 1 DNS record, one at a time/);
     expect(texts[1]).toMatch(/^prod-k8s\.maas\.example: ✅ set-dns-ips verified .*→ ✅ set-dns-hash verified/);
     const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
     expect(finished).toContain('fix-dns prod done: 2 of 2 steps verified');

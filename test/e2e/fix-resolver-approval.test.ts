@@ -94,7 +94,7 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
     // Progress in the thread; the result is the plan message itself (edited), posted once.
     const texts = thread(stack, plan).map((m) => m.text);
     expect(texts).toHaveLength(4);
-    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 5 steps on 3 subjects/);
+    expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 5 steps on forwarder 127\.0\.0\.1:\d+, subnet 10\.20\.0\.0\/24 and site-b, one at a time/);
     expect(texts[1]).toMatch(/^forwarder 127\.0\.0\.1:\d+: ✅ install-forwarder verified .*→ ✅ verify-forwarder verified/);
     expect(texts[2]).toMatch(/^subnet 10\.20\.0\.0\/24: ✅ set-subnet-dns verified .*\(read back\).* → ✅ check-dhcp verified .*re-saved IP range 7 unchanged/);
     expect(texts[3]).toMatch(/^site-b: ✅ check-resolver verified \(Nodes at site-b resolve through the forwarder/);

@@ -100,7 +100,7 @@ describe('npm run lab', () => {
     expect(afterScan).toMatch(/:white_check_mark: RESOLVED · mac-diff site-b/);
     expect(afterScan).toMatch(/:red_circle: \*CRITICAL\* · resolver-check site-b: [^\n]*\n {2}Open for /);
     expect(afterScan).not.toMatch(/RESOLVED · resolver-check site-b/);
-    expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (canary site-b-node10 commissioned: Ready');
+    expect(channel).toContain('canary site-b-node10: ✅ commission-canary verified (commissioned: Ready');
   });
 
   // Counted, not timed: the wipe's alert came from a scan the watch queued (its job id and the

@@ -8,6 +8,7 @@ import { renderEvidence, type EvidenceThread } from './evidence-thread.ts';
 import { SLACK_LIMITS } from './render.ts';
 import { mention } from '../../core/mention.ts';
 import { oneLine } from '../../core/one-line.ts';
+import { plural, SUBJECT_NOUN, subjectsPhrase } from '../../engine/repair/subjects-phrase.ts';
 
 export const APPROVE_ACTION = 'repair_approve';
 export const REJECT_ACTION = 'repair_reject';
@@ -51,24 +52,6 @@ export function countLine(report: Report): string {
   const reads = steps.length - writes;
   const on = subjectsPhrase(report.kind, steps.map((s) => s.subject));
   return `*${plural(steps.length, 'step')}* on ${inline(on)}: ${plural(writes, 'write')}${reads ? ` and ${plural(reads, 'check')}` : ''}, one at a time, each read back. Every step, whole, is in the thread.`;
-}
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-/** Subjects a repair kind counts by name (`9 machines`); any other kind's few subjects are named. */
-const SUBJECT_NOUN: Record<string, string> = { 'fix-macs': 'machine', 'fix-dns': 'DNS record' };
-const NAMED_SUBJECTS = 4;
-
-/**
- * What the steps act on: `9 machines`, `1 DNS record`, or, for a repair whose steps act on
- * different things, those things by name (`forwarder 127.0.0.1:41285, subnet 10.20.0.0/24, site-b
- * and canary site-b-node10`), counted only when there are more than NAMED_SUBJECTS.
- */
-export function subjectsPhrase(kind: string, subjects: readonly string[]): string {
-  const distinct = [...new Set(subjects)];
-  const noun = SUBJECT_NOUN[kind];
-  if (noun || distinct.length > NAMED_SUBJECTS) return plural(distinct.length, noun ?? 'subject');
-  return distinct.length > 1 ? `${distinct.slice(0, -1).join(', ')} and ${distinct.at(-1)}` : (distinct[0] ?? 'nothing');
 }
 
 /**

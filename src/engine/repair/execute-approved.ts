@@ -11,11 +11,12 @@ import { messageRef, notRun, refuseAll, worldChanged } from './plan-outcomes.ts'
 import type { PlanLease } from './plan-lease.ts';
 import type { StoredPlan } from './plan-store.ts';
 import { planView } from './plan-view.ts';
-import { allStepsWent, planReport, resultsVerdict, subjectCount, type RepairKind, type RepairPlan } from './plan.ts';
+import { allStepsWent, planReport, resultsVerdict, type RepairKind, type RepairPlan } from './plan.ts';
 import { RepairEvents } from './repair-events.ts';
 import { REPAIR_LOCK, type RepairSpec } from './repair-spec.ts';
 import { auditSubscriber, metricsSubscriber, threadSubscriber } from './repair-subscribers.ts';
 import { slackServices, type SlackServices } from './slack-services.ts';
+import { plural, subjectsPhrase } from './subjects-phrase.ts';
 import type { Journal } from './journal.ts';
 import type { WriteRoute } from './write-guard.ts';
 import { mention } from '../../core/mention.ts';
@@ -96,10 +97,8 @@ async function execute(run: Run, approved: RepairState): Promise<Report> {
     }
     state = advance(state, { type: 'start' });
     await run.journal.begin();
-    const subjects = subjectCount(plan.steps);
-    await run.thread(
-      `Re-measured: the world matches the plan. Running ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'} on ${subjects} subject${subjects === 1 ? '' : 's'}, one at a time (approved by ${mention(approvedBy)}).`,
-    );
+    const on = subjectsPhrase(plan.kind, plan.steps.map((s) => s.subject));
+    await run.thread(`Re-measured: the world matches the plan. Running ${plural(plan.steps.length, 'step')} on ${on}, one at a time (approved by ${mention(approvedBy)}).`);
   } else {
     // Only a run holding the lease gets here, and only after the run before it stopped or lapsed.
     state = advance(state, { type: 'resume' });

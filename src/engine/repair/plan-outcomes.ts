@@ -28,9 +28,21 @@ export function messageRef(stored: StoredPlan): MessageRef | undefined {
 
 const ICON: Record<StepResult['outcome'], string> = { verified: '✅', skipped: '⏭️', refused: '⛔', failed: '❌' };
 
-/** One subject's steps on one line: the subject and details come from MAAS and hosts, so a line break in them is shown, not obeyed. */
+/**
+ * One subject's steps on one line, the subject said once: a detail that opens with it drops it
+ * (`canary site-b-node10: ✅ commission-canary verified (commissioned: Ready …)`). The subject and
+ * details come from MAAS and hosts, so a line break in them is shown, not obeyed.
+ */
 export function progressLine(subject: string, results: readonly StepResult[]): string {
-  return oneLine(`${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${r.detail})`).join(' → ')}`);
+  return oneLine(`${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${afterSubject(subject, r.detail)})`).join(' → ')}`);
+}
+
+/** The detail without a leading `subject` (and the `: ` or space after it); any other detail as it is. */
+function afterSubject(subject: string, detail: string): string {
+  if (!subject || !detail.startsWith(subject)) return detail;
+  const rest = detail.slice(subject.length);
+  const shorter = rest.replace(/^:?\s+/, '');
+  return /^:?\s/.test(rest) && shorter ? shorter : detail;
 }
 
 /** The batch a "Plan the next batch" click asked for (job data `batch`), when it is a sane one. */
