@@ -148,7 +148,7 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
     expect(texts[0]).toMatch(/^Re-measured: the world matches the plan\. Running 2 steps on 1 DNS record, one at a time/);
     expect(texts[1]).toMatch(/^prod-k8s\.maas\.example: ✅ set-dns-ips verified .*→ ✅ set-dns-hash verified/);
     const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
-    expect(finished).toContain('fix-dns prod done: 2 of 2 steps verified');
+    expect(finished).toContain('fix-dns prod: Done: 2 of 2 steps verified');
     expect(finished).toMatch(/^:white_check_mark: \*OK\* · fix-dns prod: /m);
     expect(finished).toContain('*2 of 2 steps verified* on 1 DNS record');
     expect(finished).toMatch(/Re-checked after the run: /);
@@ -439,7 +439,7 @@ describe('/maas fix-macs through Slack, approved by an approver', () => {
     expect(texts[2]).toMatch(/^site-b-node1: ✅ mark-broken verified .*→ ✅ set-mac verified .*→ ✅ commission verified \(Broken → Commissioning → Ready/);
     expect(texts[3]).toMatch(/^site-b-node2: ✅ set-mac verified/);
     const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
-    expect(finished).toContain('fix-macs site-b done: 4 of 4 steps verified');
+    expect(finished).toContain('fix-macs site-b: Done: 4 of 4 steps verified');
     expect(finished).toMatch(/Re-checked after the run: /);
     expect(finished).not.toMatch(/MAC_DRIFT|\*Fix:\*/);
   }, 60_000);

@@ -65,7 +65,7 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
       { timeoutMs: 15_000, description: 'the plan message' },
     );
     expect(plan.text).toMatch(/^CRITICAL: Plan: point nodes at site-b to the forwarder 127\.0\.0\.1:\d+: start it with rack\.forwarderInstall/);
-    expect(JSON.stringify(plan.blocks)).toMatch(/\*5 steps\* on 3 subjects: 2 writes and 3 checks/);
+    expect(JSON.stringify(plan.blocks)).toMatch(/\*5 steps\* on forwarder 127\.0\.0\.1:\d+, subnet 10\.20\.0\.0\/24 and site-b: 2 writes and 3 checks/);
     // Every step, whole, and every finding's evidence: in the thread, posted with the plan.
     const replies = await stack.emulator.waitFor(() => (planReplies(stack, plan).length ? planReplies(stack, plan) : undefined), { timeoutMs: 5_000, description: 'the plan steps in its thread' });
     const blocks = JSON.stringify(replies.map((m) => m.blocks));
@@ -99,7 +99,7 @@ describe('/maas fix-resolver: a plan, its approval and its run, through the real
     expect(texts[2]).toMatch(/^subnet 10\.20\.0\.0\/24: ✅ set-subnet-dns verified .*\(read back\).* → ✅ check-dhcp verified .*re-saved IP range 7 unchanged/);
     expect(texts[3]).toMatch(/^site-b: ✅ check-resolver verified \(Nodes at site-b resolve through the forwarder/);
     const finished = blocksText(current(stack, plan).blocks ?? []).join('\n');
-    expect(finished).toContain('fix-resolver site-b done: 5 of 5 steps verified');
+    expect(finished).toContain('fix-resolver site-b: Done: 5 of 5 steps verified');
     expect(finished).toMatch(/Re-checked after the run: /);
     expect(finished).not.toMatch(/RESOLVER_SERVFAIL|\*Fix:\*/);
     expect(stack.audit.filter((e) => e.kind === 'approval').map((e) => e.actor)).toEqual(['U0LEAD2']);
