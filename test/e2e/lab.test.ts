@@ -55,7 +55,7 @@ describe('npm run lab', () => {
       if (step.kind === 'world' && step.measured === WIPE_STEP) run.wipeScans = await prodScansSince(redis, stepStartedAt);
       stepStartedAt = Date.now();
     });
-  }, 120_000);
+  }, 300_000);
 
   it('prints the scripted conversation with every command answered', () => {
     const { out, err, code } = run;

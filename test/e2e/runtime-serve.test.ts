@@ -63,13 +63,13 @@ describe('serve: a slash command comes back as a report in the channel', () => {
     expect(siteB.map((h) => h.ssh.commands.length - (before[world.vmHosts.indexOf(h)] ?? 0))).toEqual([1, 1]);
   });
 
-  it('resolver-check on the isolated rack reports SERVFAIL with dig\'s own status line', async () => {
+  it('resolver-check on the isolated rack reports SERVFAIL with dig\'s reply header', async () => {
     const message = await command('resolver-check site-b');
     expect(message.text).toMatch(/^CRITICAL: The resolver of site-b .* answers SERVFAIL/);
-    // The channel answer is short; dig's own status line is the evidence, whole, in its thread.
-    const evidence = await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.threadTs === message.ts && /opcode: QUERY, status: SERVFAIL/.test(JSON.stringify(m.blocks ?? m.text))), {
+    // The channel answer is short; dig's reply header (opcode, status, id) is the evidence, in its thread.
+    const evidence = await emulator.waitFor((e) => e.channelMessages(LAB_CHANNELS.ops).find((m) => m.threadTs === message.ts && /dig's reply header: opcode QUERY, status SERVFAIL, id \d+/.test(JSON.stringify(m.blocks ?? m.text))), {
       timeoutMs: 10_000,
-      description: "the thread reply with dig's status line",
+      description: "the thread reply with dig's reply header",
     });
     expect(JSON.stringify(evidence.blocks ?? evidence.text)).toMatch(/RESOLVER_SERVFAIL/);
   });

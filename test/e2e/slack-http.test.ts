@@ -67,7 +67,8 @@ describe('Slack app over HTTP, signed requests from the emulator', () => {
     const answer = await answerTo(sent.responseUrl);
     expect(answer).toMatchObject({ channel: 'C0OPS', ephemeral: true, user: 'U0OPS1' });
     expect(answer.text).toContain('Usage: /maas &lt;command&gt; [target]');
-    expect(answer.text).toContain('/maas sites');
+    expect(answer.text).toContain('dns-check &lt;cluster&gt;|all');
+    expect(answer.text).toContain('Also: help [command] · sites');
     expect(queue.calls).toHaveLength(0);
   });
 

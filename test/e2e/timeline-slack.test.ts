@@ -43,14 +43,18 @@ describe('/maas timeline in Slack', () => {
     expect(top).toHaveLength(1);
     const summary = top[0]!;
     expect(checkMessage(summary)).toBeUndefined();
-    const shown = blocksText(summary.blocks ?? []).join('\n');
+    // The message says the span and the count in one short verdict; the verdict in full (the counts
+    // by kind, the latest verdict) opens its thread.
+    expect(blocksText(summary.blocks ?? []).join('\n')).toMatch(/Timeline of prod since .*: 42 events/);
+    const replies = emulator.messages.filter((m) => m.threadTs === summary.ts);
+    const shown = replies.flatMap((m) => blocksText(m.blocks ?? [])).join('\n');
     expect(shown).toContain('42 events (1 alert event, 1 check, 40 writes)');
     expect(shown).toContain('Latest verdict: dns-check prod: ok');
-    // Outside text in the message stays text: on the wire (fallback text and blocks) it is escaped, so
-    // Slack pings no one, and the reader sees it as it was written.
-    const wire = [summary.text, ...textFields(summary.blocks)];
+    // Outside text stays text: on the wire (fallback text and blocks) it is escaped, so Slack pings
+    // no one, and the reader sees it as it was written.
+    const wire = [summary, ...replies].flatMap((m) => [m.text, ...textFields(m.blocks)]);
     expect(wire.join('\n')).not.toMatch(/<@U0PWNED>/);
-    expect(summary.text).toContain('control plane &lt;@U0PWNED&gt;');
+    expect(wire.join('\n')).toContain('control plane &lt;@U0PWNED&gt;');
     expect(shown).toContain('control plane <@U0PWNED>');
     const files = emulator.files.filter((f) => f.threadTs === summary.ts);
     const markdown = files.find((f) => f.filename === 'prod-timeline.md');

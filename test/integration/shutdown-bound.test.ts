@@ -1,25 +1,30 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServer, startPrivateRedis } from '../../lab/private-redis.ts';
+import { createRedactor } from '../../src/core/redact.ts';
+import { JobQueues } from '../../src/engine/queue/job-queues.ts';
 import { SHUTDOWN_BOUND_MS } from '../../src/main.ts';
 import { waitUntil } from '../helpers/redis.ts';
 
 /*
  * The 10 s bound of a stopping process (src/main.ts runRole), as an operator meets it: a worker
- * whose Redis still accepts connections and reads but never answers (a private redis-server
- * stopped with SIGSTOP once the worker is up) cannot close its queues; SIGTERM must still end it,
- * non-zero, with one JSON line saying the shutdown gave up.
+ * whose running job waits on a MAAS that accepted the connection and never answers (the client
+ * gives it 3 × 10 s) cannot finish its active jobs; SIGTERM must still end it, non-zero, with one
+ * JSON line saying the shutdown gave up. (A Redis frozen under SIGSTOP is no such peer: an idle
+ * worker sometimes closes without it within the bound, sometimes not.)
  */
 
 const BIN = fileURLToPath(new URL('../../bin/maas-chatops.js', import.meta.url));
-const CONFIG = `maas:
+const config = (maasPort: number) => `maas:
   region-a:
-    url: http://127.0.0.1:9/MAAS
+    url: http://127.0.0.1:${maasPort}/MAAS
     apiKey: env:MAAS_KEY
 sites:
   site-b:
@@ -27,16 +32,30 @@ sites:
     rack: { resolver: 127.0.0.1, probe: direct }
 `;
 
+/** A MAAS that accepts connections, reads what it is sent and never answers. */
+async function silentMaas(): Promise<{ server: Server; port: number; connections: Socket[] }> {
+  const connections: Socket[] = [];
+  const server = createServer((socket) => {
+    connections.push(socket);
+    socket.on('error', () => undefined);
+    socket.resume();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, port: (server.address() as { port: number }).port, connections };
+}
+
 describe.runIf(hasRedisServer())('shutdown bound', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'shutdown-bound-'));
-    writeFileSync(join(dir, 'maas-chatops.yaml'), CONFIG);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a worker whose Redis never answers exits 2 after SIGTERM with one JSON line saying the shutdown timed out', async () => {
+  it('a worker whose job waits on a silent MAAS exits 2 after SIGTERM with one JSON line saying the shutdown timed out', async () => {
     const redis = await startPrivateRedis();
+    const maas = await silentMaas();
+    writeFileSync(join(dir, 'maas-chatops.yaml'), config(maas.port));
     const child = spawn(process.execPath, [BIN, 'worker', '--config', join(dir, 'maas-chatops.yaml')], {
       env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', REDIS_URL: redis.url, MAAS_KEY: 'aaaaaaaaaaaa:bbbbbbbbbbbb:cccccccccccccccc' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,9 +63,13 @@ describe.runIf(hasRedisServer())('shutdown bound', () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    const producer = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const queues = new JobQueues(producer, createRedactor([]));
     try {
       await waitUntil(() => stderr.includes('"msg":"maas-chatops started"'), 60_000, 100);
-      redis.child?.kill('SIGSTOP');
+      await queues.enqueue('mac-diff', { target: 'site-b' });
+      // The job is running: its first MAAS request is waiting on the silent MAAS.
+      await waitUntil(() => maas.connections.length > 0, 30_000, 50);
       child.kill('SIGTERM');
       // A hung shutdown would never exit: the test's own timeout (bound + margin) catches it.
       const [code, signal] = await exited;
@@ -57,7 +80,10 @@ describe.runIf(hasRedisServer())('shutdown bound', () => {
       expect(lines.map((l) => l.msg)).not.toContain('stopped');
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      redis.child?.kill('SIGCONT');
+      await queues.close().catch(() => undefined);
+      producer.disconnect();
+      for (const socket of maas.connections) socket.destroy();
+      maas.server.close();
       await redis.stop();
     }
   }, SHUTDOWN_BOUND_MS + 90_000);
