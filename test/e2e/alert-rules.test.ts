@@ -1,6 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { parse as parseYaml, stringify } from 'yaml';
 import { loadConfig } from '../../src/core/config.ts';
 import { kubeconfigFor } from '../../lab/kube-sim/index.ts';
@@ -9,7 +8,8 @@ import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator
 import { silentLogger } from '../../src/core/log.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
 import { APPROVE_ACTION } from '../../src/edge/slack/plan-render.ts';
-import { deletePrefix, freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
+import { freshPrefix, TEST_REDIS_URL, waitUntil } from '../helpers/redis.ts';
+import { closeLabServe } from '../helpers/close-lab-serve.ts';
 
 /*
  * Every alert rule in docs/operations.md on a maas_chatops_ series: a real run through the serve
@@ -77,14 +77,7 @@ beforeAll(async () => {
   appUrl = `http://127.0.0.1:${runtime.port}`;
 }, 60_000);
 
-afterAll(async () => {
-  await runtime?.close();
-  await world?.close();
-  await emulator?.close();
-  const redis = new Redis(TEST_REDIS_URL);
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+afterAll(() => closeLabServe({ runtime, world, emulator, prefix }));
 
 async function command(text: string): Promise<void> {
   const sent = await emulator.sendSlashCommand({ appUrl, text, user: LAB_USERS.operator, channel: LAB_CHANNELS.ops });

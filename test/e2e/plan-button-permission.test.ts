@@ -1,15 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Redis } from 'ioredis';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
 import { startSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { loadConfig } from '../../src/core/config.ts';
 import { silentLogger } from '../../src/core/log.ts';
-import { createRedis } from '../../src/engine/queue/redis-connection.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
-import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { closeLabServe } from '../helpers/close-lab-serve.ts';
 
 /*
  * Issue 31: a check's answer carries a "Plan fix-… <target>" button only for a requester who may
@@ -42,14 +41,7 @@ beforeAll(async () => {
   appUrl = `http://127.0.0.1:${runtime.port}`;
 }, 60_000);
 
-afterAll(async () => {
-  await runtime?.close();
-  await world?.close();
-  await emulator?.close();
-  const redis: Redis = createRedis(TEST_REDIS_URL, 'worker');
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+afterAll(() => closeLabServe({ runtime, world, emulator, prefix }));
 
 /** `/maas <text>` typed by `user` in #ops: the check's answer once its result has replaced "running". */
 async function answerTo(user: string, text: string): Promise<EmulatedMessage> {

@@ -10,7 +10,8 @@ import { kubeconfigFor } from '../../lab/kube-sim/index.ts';
 import { LAB_CHANNELS, LAB_USERS, startLabWorld, type LabWorld } from '../../lab/lab-world.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../lab/slack-emulator/index.ts';
 import { startRuntime, type Runtime } from '../../src/main.ts';
-import { deletePrefix, freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { freshPrefix, TEST_REDIS_URL } from '../helpers/redis.ts';
+import { closeLabServe } from '../helpers/close-lab-serve.ts';
 
 /*
  * A distinct canary in every secret slot (MAAS key, SSH private key, kubeconfig token, Slack bot
@@ -98,14 +99,7 @@ beforeAll(async () => {
   appUrl = `http://127.0.0.1:${runtime.port}`;
 }, 60_000);
 
-afterAll(async () => {
-  await runtime?.close();
-  await world?.close();
-  await emulator?.close();
-  const redis = new Redis(TEST_REDIS_URL);
-  await deletePrefix(redis, prefix);
-  redis.disconnect();
-});
+afterAll(() => closeLabServe({ runtime, world, emulator, prefix }));
 
 async function run(text: string, expectPost = true): Promise<void> {
   const seq = Math.max(0, ...emulator.messages.map((m) => m.seq));
