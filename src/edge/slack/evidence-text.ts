@@ -64,8 +64,13 @@ export function worthShowing(key: string, value: unknown): boolean {
 }
 
 /** Keys whose content another key already shows (the structured table behind its text). */
-export function redundantKeys(evidence: Record<string, unknown>): Set<string> {
+export function redundantKeys(evidence: Record<string, unknown>, summary = ''): Set<string> {
   const skip = new Set<string>();
+  // A reason the finding's own sentence already quotes whole (a failed probe's) is not said twice.
+  for (const key of ['reason', 'error']) {
+    const value = evidence[key];
+    if (typeof value === 'string' && !value.includes('\n') && summary.includes(value)) skip.add(key);
+  }
   if (typeof evidence.tableText === 'string') skip.add('table');
   if (typeof evidence.snippet === 'string') skip.add('interfaceMacs');
   if (evidence.soa && evidence.serial !== undefined) skip.add('serial');

@@ -93,7 +93,7 @@ function fewPerCode(findings: readonly Finding[]): Finding[] {
 /** Whether a value the thread shows is longer than it shows (then the file holds it whole); a table shown as its text is not cut. */
 function cutsValues(report: Report): boolean {
   return report.findings.some((f) => {
-    const skip = redundantKeys(f.evidence);
+    const skip = redundantKeys(f.evidence, f.summary);
     return Object.entries(f.evidence).some(([k, v]) => !skip.has(k) && (typeof v === 'object' && v !== null ? humanValue(k, v, VALUE_MAX) !== humanValue(k, v, Number.MAX_SAFE_INTEGER) : String(v).length > VALUE_MAX));
   });
 }
@@ -120,7 +120,7 @@ function evidenceChunks(report: Report, style: Style): string[][] {
 
 function findingDetail(f: Finding, target: string, style: Style, fix: FixToSay | undefined): string[] {
   const lines = [`${style.severity(f)} — ${style.text(subjectText(f.subject))}`, style.text(f.summary)];
-  const skip = redundantKeys(f.evidence);
+  const skip = redundantKeys(f.evidence, f.summary);
   const change = macChange(f.evidence);
   if (change) {
     skip.add('recorded').add('live');

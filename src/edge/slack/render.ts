@@ -271,9 +271,10 @@ function allocateFindings(perReport: Finding[][], budget: Budget, limits: readon
 
 function findingBlock(f: Finding, target: string, fix: FixToSay | undefined): Block {
   const first = `${SEVERITY_ICON[f.severity]} ${codeSpan(f.code, 80)} *${f.severity}* — ${clipText(oneLineText(f.subject), CAP.subject)}`;
-  const lines = [first, clipText(oneLineText(f.summary), CAP.summary)];
+  const summary = clipText(oneLineText(f.summary), CAP.summary);
+  const lines = [first, summary];
   const { inline, preformatted } = splitEvidence(f.evidence);
-  const evidence = evidenceLine(inline, redundantKeys(f.evidence));
+  const evidence = evidenceLine(inline, redundantKeys(f.evidence, summary));
   if (evidence) lines.push(evidence);
   if (fix) {
     const shared = sharedNote(fix);

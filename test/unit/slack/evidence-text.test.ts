@@ -34,6 +34,13 @@ describe('evidence lines a reader sees in the thread', () => {
     expect(lines.join('\n')).not.toMatch(/system id k7dx3p|powered yes|\{/);
   });
 
+  it("a failed probe's reason, which its sentence already quotes whole, is said once; a short value is still labelled", () => {
+    const reason = "MAAS region-bad answered 401 to GET users/?op=whoami: MAAS does not know the API key's token";
+    const lines = threadLines({ code: 'PROBE_FAILED', severity: 'error', subject: 'site-bad', summary: `Could not check site-bad: ${reason}`, evidence: { reason, status: '401' } });
+    expect(lines.filter((l) => l.includes('answered 401 to GET users'))).toHaveLength(1);
+    expect(lines).toContain('• status: 401');
+  });
+
   it('a list of plain values stays comma-separated', () => {
     expect(threadLines(finding('DNS_DRIFT', 'prod-k8s.maas.example', { desired: ['10.0.0.5', '10.0.0.6'] }))).toContain('• desired: 10.0.0.5, 10.0.0.6');
   });
