@@ -76,6 +76,8 @@ export interface KubeSimulator {
   readonly watches: WatchHub;
   /** The next `count` watch requests (of `resource`, or any) are answered with this status and a Status body, not a stream. */
   failWatches(count: number, status?: number, resource?: WatchedPlural): void;
+  /** The next `count` PATCH requests are carried out, then their connection is closed with no answer (a lost answer). */
+  dropPatchAnswers(count: number): void;
   close(): Promise<void>;
 }
 
@@ -92,6 +94,7 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
   let resourceVersion = 1000;
   const watches = new WatchHub(() => resourceVersion);
   let watchFailures: { count: number; status: number; resource?: WatchedPlural } = { count: 0, status: 500 };
+  let patchAnswersToDrop = 0;
 
   const sim: KubeSimulator = {
     url: '',
@@ -131,6 +134,9 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
     failWatches: (count, status = 500, resource) => {
       watchFailures = { count, status, ...(resource ? { resource } : {}) };
     },
+    dropPatchAnswers: (count) => {
+      patchAnswersToDrop = count;
+    },
     close: async () => {
       watches.closeAll();
       for (const t of timers) clearTimeout(t);
@@ -159,7 +165,10 @@ export async function startKubeSimulator(options: KubeSimOptions = {}): Promise<
           body: raw ? safeJson(raw) : null,
           status: answered.status,
         });
-        if ('stream' in answered) answered.stream(res);
+        if (req.method === 'PATCH' && patchAnswersToDrop > 0) {
+          patchAnswersToDrop--;
+          req.socket.destroy();
+        } else if ('stream' in answered) answered.stream(res);
         else send(res, answered.status, answered.body);
       };
       if (sim.latencyMs > 0) {

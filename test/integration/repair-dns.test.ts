@@ -102,6 +102,18 @@ describe('fix-dns against the MAAS and Kubernetes simulators', () => {
     expect(check?.findings.map((f) => f.code)).toEqual(['DNS_CONTROLLER_VULNERABLE']);
   });
 
+  it('--apply: a hash patch whose answer is lost is read back, found applied and verified, and not sent again', async () => {
+    const lab = await startLab();
+    lab.kube.dropPatchAnswers(1);
+    const reports = await fixDnsJob.run(lab.ctx, { target: 'prod', interactive: true, apply: true, requestedBy: 'terminal:ops' });
+    const hashStep = reports[0]?.results?.find((r) => r.action === 'set-dns-hash');
+    expect(hashStep?.outcome).toBe('verified');
+    expect(hashStep?.detail).toMatch(/took effect, though its answer was lost .*not sent again/);
+    expect(lab.kube.calls.filter((c) => c.method === 'PATCH')).toHaveLength(1);
+    expect(annotation(lab)).toBe(dnsHash(['10.11.135.36']));
+    expect(exitCodeFor(reports)).toBe(0);
+  });
+
   it('refuses an empty desired set in the planner: nothing is planned, nothing written', async () => {
     const lab = await startLab();
     const cp = lab.kube.state.maasMachines.find((m) => m.metadata.name === 'prod-cp-0');

@@ -53,11 +53,13 @@ async function setHash(kube: KubeClient, step: StepOf<'set-dns-hash'>, context: 
   if (current !== from) {
     return { outcome: 'refused', detail: `${where} annotation is now ${current ?? '(absent)'}, planned from ${from ?? '(absent)'}: the controller moved on; run fix-dns again` };
   }
-  try {
-    await kube.setMaasClusterAnnotation(namespace, maasCluster, LAST_APPLIED_DNS_HASH_ANNOTATION, to);
-  } catch (err) {
-    return { outcome: 'failed', detail: `annotating ${where}: ${describeError(err)}` };
-  }
+  const holdsTarget = async () => {
+    const now = await kube.getMaasCluster(namespace, maasCluster);
+    return now !== null && lastAppliedHash(now) === to;
+  };
+  const sent = await sendOrReadBack(() => kube.setMaasClusterAnnotation(namespace, maasCluster, LAST_APPLIED_DNS_HASH_ANNOTATION, to), holdsTarget);
+  if (sent.kind === 'applied') return { outcome: 'verified', detail: `${where} ${LAST_APPLIED_DNS_HASH_ANNOTATION}: ${shortHash(from)} → ${shortHash(to)} (${lostAnswerNote(sent.error)})` };
+  if (sent.kind === 'failed') return { outcome: 'failed', detail: `annotating ${where}: ${describeError(sent.error)}` };
   const after = await kube.getMaasCluster(namespace, maasCluster);
   const read = after ? lastAppliedHash(after) : null;
   return read === to
