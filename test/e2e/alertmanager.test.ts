@@ -212,7 +212,8 @@ describe('POST /alertmanager: every alert answered with its check', () => {
     expect(refused).toEqual({ status: 503, body: { error: 'the checks could not be queued; try again' } });
 
     const again = await startPrivateRedis(Number(new URL(first.url).port));
-    cleanups.push(() => again.stop());
+    // Stopped last (cleanups run in reverse): the runtime closes its queues while Redis still answers.
+    cleanups.unshift(() => again.stop());
     const ready = `http://127.0.0.1:${w.runtime.port}/readyz`;
     await waitUntil(async () => (await fetch(ready)).status === 200, 20_000);
     const resent = await w.post(webhook([kubeDown('r1')]));

@@ -14,6 +14,7 @@ import { createMaasClient } from '../../src/adapters/maas/client.ts';
 import { NODE_STATUS } from '../../src/adapters/maas/node-status.ts';
 import { APPROVE_ACTION, REJECT_ACTION } from '../../src/edge/slack/plan-render.ts';
 import { startApprovalStack, type ApprovalStack } from '../helpers/approval-stack.ts';
+import { waitUntil } from '../helpers/redis.ts';
 
 // The whole approval path with real parts: /maas from the Slack emulator to the real Bolt app
 // (signed HTTP), BullMQ on real Redis, the workers with the Slack notifier, the approval buttons,
@@ -121,6 +122,8 @@ describe('/maas fix-dns: a plan, its approval and its run, through the real Bolt
     expect(buttonTexts(plan).map((t) => t.split(' ')[0])).toEqual(['Approve', 'Reject']);
     expect(plan.text).toMatch(/^CRITICAL: Plan: put 10\.11\.135\.36 back on prod-k8s\.maas\.example/);
     expect(JSON.stringify(plan.blocks)).toContain('Requested by <@U0LEAD1>; awaiting approval');
+    // The plan's audit entry is written once its message is posted; a person cannot click sooner.
+    await waitUntil(() => stack.audit.some((e) => e.kind === 'plan'), 5_000);
 
     await click(stack, 'U0LEAD1', plan);
     const [own] = await waitForEphemeral(stack, 'U0LEAD1', 1);
