@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { checkMessage } from './block-limits.ts';
 import type { EmulatedFile, EmulatedMessage, TokenKind } from './records.ts';
 
@@ -41,8 +43,10 @@ export interface WebApiState {
 
 export type ApiResult = Record<string, unknown> & { ok: boolean };
 
-/** The bot scopes manifest.yml asks for: the emulated install has them all but `missingScopes`. */
-export const MANIFEST_BOT_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'channels:read', 'groups:read', 'channels:history', 'groups:history', 'files:write', 'usergroups:read'] as const;
+/** The bot scopes manifest.yml asks for, read from it: the emulated install has them all but `missingScopes`. */
+export const MANIFEST_BOT_SCOPES: readonly string[] = (
+  parseYaml(readFileSync(new URL('../../manifest.yml', import.meta.url), 'utf8')) as { oauth_config: { scopes: { bot: string[] } } }
+).oauth_config.scopes.bot;
 
 type Handler = (params: Record<string, unknown>, auth: TokenKind, state: WebApiState) => ApiResult;
 
