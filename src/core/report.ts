@@ -171,10 +171,18 @@ function withIsoTwins(_key: string, value: unknown): unknown {
   return twins.length ? { ...value, ...Object.fromEntries(twins) } : value;
 }
 
-/** A `…At`/`…Since` number of Unix seconds (between 2000 and 2200) as ISO 8601 UTC; undefined for anything else. */
+/** A `…At`/`…Since` number of Unix seconds as ISO 8601 UTC; undefined for anything else. */
 function unixSecondsIso(key: string, value: unknown): string | undefined {
-  if (typeof value !== 'number' || !/(At|Since)$/.test(key)) return undefined;
-  const ms = value * 1000;
+  return typeof value === 'number' && isTimeKey(key) ? epochMsIso(value * 1000) : undefined;
+}
+
+/** Evidence keys that name a point in time (`writtenAt`, `dhcpdSince`). */
+export function isTimeKey(key: string): boolean {
+  return /(At|Since)$/.test(key);
+}
+
+/** Milliseconds since the epoch, if between 2000 and 2200, as ISO 8601 UTC to the second or finer; else undefined. */
+export function epochMsIso(ms: number): string | undefined {
   if (!(ms >= Date.UTC(2000, 0, 1) && ms < Date.UTC(2200, 0, 1))) return undefined;
   return new Date(Math.round(ms)).toISOString().replace('.000Z', 'Z');
 }

@@ -1,4 +1,5 @@
 import { isMac } from '../../core/mac.ts';
+import { epochMsIso, isTimeKey } from '../../core/report.ts';
 import { clipText } from './mrkdwn.ts';
 
 /**
@@ -165,10 +166,8 @@ function itemText(v: unknown): string {
  * other time (slack-dates.ts makes it a date token); the JSON report keeps the number.
  */
 function pointInTime(key: string, value: unknown): string | undefined {
-  if (typeof value !== 'number' || !/(At|Since)$/.test(key)) return undefined;
-  const ms = value > 1e11 ? value : value * 1000;
-  if (ms < Date.UTC(2000, 0, 1) || ms > Date.UTC(2200, 0, 1)) return undefined;
-  return new Date(Math.round(ms)).toISOString().replace('.000Z', 'Z');
+  if (typeof value !== 'number' || !isTimeKey(key)) return undefined;
+  return epochMsIso(value > 1e11 ? value : value * 1000);
 }
 
 /**
