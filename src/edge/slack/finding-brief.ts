@@ -10,21 +10,34 @@ const SHORT_CLAUSE_WORDS = 5;
 /** A subject longer than this (a container image) is left to the thread: the brief names it in words. */
 const MAX_SUBJECT = 48;
 
+/** The text split at each `: ` or `; ` outside brackets. */
 export function clauses(text: string): string[] {
+  return splitAt(text, /[:;]/);
+}
+
+/** The text split at each `stop` character followed by a space, outside brackets; pieces trimmed, empty ones dropped. */
+export function splitAt(text: string, stop: RegExp): string[] {
   const out: string[] = [];
-  let depth = 0;
   let start = 0;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (c === '(' || c === '[') depth += 1;
-    else if ((c === ')' || c === ']') && depth > 0) depth -= 1;
-    else if (depth === 0 && (c === ':' || c === ';') && text[i + 1] === ' ') {
-      out.push(text.slice(start, i));
-      start = i + 2;
-    }
+  for (const end of boundaries(text, stop)) {
+    out.push(text.slice(start, end));
+    start = end + 2;
   }
   out.push(text.slice(start));
   return out.map((s) => s.trim()).filter(Boolean);
+}
+
+/** Where a clause ends: the index of each `stop` character followed by a space, outside brackets. */
+export function boundaries(text: string, stop: RegExp): number[] {
+  const out: number[] = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i]!;
+    if (c === '(' || c === '[') depth += 1;
+    else if ((c === ')' || c === ']') && depth > 0) depth -= 1;
+    else if (depth === 0 && stop.test(c) && text[i + 1] === ' ') out.push(i);
+  }
+  return out;
 }
 
 export function words(text: string): string[] {

@@ -1,4 +1,4 @@
-import { clipWords, words } from './finding-brief.ts';
+import { boundaries, clipWords, splitAt, words } from './finding-brief.ts';
 
 /**
  * A sentence for the main message in at most `max` words, by saying less rather than cutting a
@@ -38,14 +38,9 @@ function firstSentence(text: string): string {
 
 /** The text's sentences, split at `. ` outside brackets, each without its full stop. */
 export function sentences(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  for (const end of boundaries(text, /[.]/)) {
-    out.push(text.slice(start, end));
-    start = end + 2;
-  }
-  out.push(text.slice(start).replace(/\.$/, ''));
-  return out.map((s) => s.trim()).filter(Boolean);
+  const all = splitAt(text, /[.]/);
+  const last = all.length - 1;
+  return all.map((s, i) => (i === last ? s.replace(/\.$/, '') : s)).filter(Boolean);
 }
 
 /**
@@ -55,17 +50,4 @@ export function sentences(text: string): string[] {
 function leadingClauses(text: string, max: number): string | undefined {
   const within = (stop: RegExp) => boundaries(text, stop).map((end) => text.slice(0, end)).filter((lead) => wordCount(lead) <= max).at(-1);
   return within(/[:;]/) ?? within(/,/);
-}
-
-/** Where a clause ends: the index of each `stop` character followed by a space, outside brackets. */
-function boundaries(text: string, stop: RegExp): number[] {
-  const out: number[] = [];
-  let depth = 0;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i]!;
-    if (c === '(' || c === '[') depth += 1;
-    else if ((c === ')' || c === ']') && depth > 0) depth -= 1;
-    else if (depth === 0 && stop.test(c) && text[i + 1] === ' ') out.push(i);
-  }
-  return out;
 }
