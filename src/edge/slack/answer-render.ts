@@ -10,6 +10,7 @@ import { clipText, codeSpan, escapeMrkdwn, inline, slackDate } from './mrkdwn.ts
 import { nextStep, type NextStep } from './next-step.ts';
 import { withDateTokens } from './slack-dates.ts';
 import { oneLine } from '../../core/one-line.ts';
+import { withoutLead } from '../../core/without-lead.ts';
 import { sayLess, wordCount } from './say-less.ts';
 
 /**
@@ -77,9 +78,7 @@ export function hasThread(report: Partial<Pick<Report, 'findings' | 'plan' | 're
 
 /** `fix-macs site-b done: 12 of 12…` under `fix-macs site-b:` reads `Done: 12 of 12…`. */
 function withoutKindAndTarget({ kind, target, verdict }: VerdictOf): string {
-  const head = `${kind} ${target}`;
-  if (!verdict.startsWith(head) || !/^:?\s/.test(verdict.slice(head.length))) return verdict;
-  const rest = verdict.slice(head.length).replace(/^:?\s+/, '');
+  const rest = withoutLead(verdict, `${kind} ${target}`);
   return rest ? `${rest[0]!.toUpperCase()}${rest.slice(1)}` : verdict;
 }
 

@@ -1,5 +1,6 @@
 import { describeError } from '../../core/errors.ts';
 import { oneLine } from '../../core/one-line.ts';
+import { withoutLead } from '../../core/without-lead.ts';
 import type { MessageRef } from '../notifier.ts';
 import { finishReport, probeFailed, type Report, type StepResult } from '../../core/report.ts';
 import type { JobContext } from '../job-types.ts';
@@ -34,15 +35,7 @@ const ICON: Record<StepResult['outcome'], string> = { verified: '✅', skipped: 
  * details come from MAAS and hosts, so a line break in them is shown, not obeyed.
  */
 export function progressLine(subject: string, results: readonly StepResult[]): string {
-  return oneLine(`${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${afterSubject(subject, r.detail)})`).join(' → ')}`);
-}
-
-/** The detail without a leading `subject` (and the `: ` or space after it); any other detail as it is. */
-function afterSubject(subject: string, detail: string): string {
-  if (!subject || !detail.startsWith(subject)) return detail;
-  const rest = detail.slice(subject.length);
-  const shorter = rest.replace(/^:?\s+/, '');
-  return /^:?\s/.test(rest) && shorter ? shorter : detail;
+  return oneLine(`${subject}: ${results.map((r) => `${ICON[r.outcome]} ${r.action} ${r.outcome} (${withoutLead(r.detail, subject) ?? r.detail})`).join(' → ')}`);
 }
 
 /** The batch a "Plan the next batch" click asked for (job data `batch`), when it is a sane one. */
