@@ -103,11 +103,12 @@ export function macChange(evidence: Record<string, unknown>): string | undefined
   return `${before || '(none)'} → ${after || '(none)'}`;
 }
 
-/** `option6` and `who` together read as one sentence: `handed to nodes: 127.0.1.2, 10.0.0.5`. */
+/** `option6` and `who` (one or a list) together read as one sentence: `handed to nodes: 127.0.1.2, 10.0.0.5`. */
 export function option6Handed(evidence: Record<string, unknown>): string | undefined {
   const { option6, who } = evidence;
-  if (typeof who !== 'string' || !Array.isArray(option6)) return undefined;
-  return `handed to ${who}: ${option6.length ? option6.map(String).join(', ') : '(none)'}`;
+  const whom = Array.isArray(who) ? who.map(String).join(', ') : who;
+  if (typeof whom !== 'string' || !whom || !Array.isArray(option6)) return undefined;
+  return `handed to ${whom}: ${option6.length ? option6.map(String).join(', ') : '(none)'}`;
 }
 
 /** dig's `;; ->>HEADER<<- opcode: QUERY, status: SERVFAIL, id: 53631` as `opcode QUERY, status SERVFAIL, id 53631`. */

@@ -41,6 +41,12 @@ describe('evidence lines a reader sees in the thread', () => {
     expect(lines).toContain('• status: 401');
   });
 
+  it("option 6 and who gets it read as one line, whether the check names one group or a list", () => {
+    const lines = threadLines(finding('RESOLVER_DHCP_RACK_FIRST', 'site-b', { option6: ['127.0.1.2', '10.0.0.5'], who: ['nodes'] }));
+    expect(lines).toContain('• DHCP option 6 (DNS servers) handed to nodes: 127.0.1.2, 10.0.0.5');
+    expect(lines.join('\n')).not.toMatch(/• who:/);
+  });
+
   it('a list of plain values stays comma-separated', () => {
     expect(threadLines(finding('DNS_DRIFT', 'prod-k8s.maas.example', { desired: ['10.0.0.5', '10.0.0.6'] }))).toContain('• desired: 10.0.0.5, 10.0.0.6');
   });
