@@ -61,7 +61,7 @@ export function alertEvidence(record: AlertRecord): EvidenceThread {
 function codeList(findings: AlertRecord['findings']): string {
   const counts = new Map<string, number>();
   for (const f of findings) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
-  const shown = [...counts].slice(0, 4).map(([c, k]) => `${codeSpan(oneLine(c), 60)}${k > 1 ? ` ×${k}` : ''}`);
+  const shown = [...counts].slice(0, 4).map(([c, k]) => `${codeSpan(c, 60)}${k > 1 ? ` ×${k}` : ''}`);
   return `${shown.join(', ')}${counts.size > 4 ? ', …' : ''}`;
 }
 
@@ -114,7 +114,7 @@ function subjects(members: readonly AlertMember[]): string {
     room -= shown.length;
     const more = names.length > shown.length ? `, …and ${names.length - shown.length} more` : '';
     const count = names.length > 1 ? ` ×${names.length}:` : '';
-    return `${codeSpan(oneLine(code), 40)}${count} ${shown.map((s) => clipText(inline(s), 120)).join(', ')}${more}`;
+    return `${codeSpan(code, 40)}${count} ${shown.map((s) => clipText(inline(s), 120)).join(', ')}${more}`;
   });
   return groups.join('; ');
 }

@@ -8,7 +8,6 @@ import type { Logger } from '../../core/log.ts';
 import { renderAnswer } from '../slack/answer-render.ts';
 import { renderEvidence } from '../slack/evidence-thread.ts';
 import { evidenceChange, shownEvidenceOf, type EvidenceChange, type ShownEvidence } from './shown-evidence.ts';
-import { oneLine } from '../../core/one-line.ts';
 import { clipText, codeSpan, inline } from '../slack/mrkdwn.ts';
 import type { AlertMessage } from './alert-message.ts';
 import type { AlertSender } from './alert-sender.ts';
@@ -214,7 +213,7 @@ function names(data: AlertmanagerJobData): string {
 function renderGroupAnswer(data: AlertmanagerJobData, reports: readonly Report[], evidenceNote?: string): AlertMessage {
   const [report] = reports;
   const firing = data.alerts.filter((a) => a.status === 'firing').length;
-  const intro = `*Alertmanager:* ${inline(names(data))} · ${firing} firing · answered with ${codeSpan(oneLine(`${data.check} ${data.target}`))} (group ${codeSpan(oneLine(data.groupKey), 120)})`;
+  const intro = `*Alertmanager:* ${inline(names(data))} · ${firing} firing · answered with ${codeSpan(`${data.check} ${data.target}`)} (group ${codeSpan(data.groupKey, 120)})`;
   const body = report ? renderAnswer(report, evidenceNote ? { evidenceNote } : {}).blocks : [];
   const verdict = report?.verdict ?? 'no result';
   return {
@@ -224,6 +223,6 @@ function renderGroupAnswer(data: AlertmanagerJobData, reports: readonly Report[]
 }
 
 function resolvedLine(data: AlertmanagerJobData): string {
-  return clipText(`:white_check_mark: Alertmanager resolved ${inline(names(data))} (group ${codeSpan(oneLine(data.groupKey), 120)}).`, 2900);
+  return clipText(`:white_check_mark: Alertmanager resolved ${inline(names(data))} (group ${codeSpan(data.groupKey, 120)}).`, 2900);
 }
 

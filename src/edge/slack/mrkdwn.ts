@@ -24,9 +24,12 @@ export function inline(text: string): string {
   return escapeMrkdwn(oneLine(text));
 }
 
-/** Text as a `code span` of at most `max` characters: a backtick inside would end the span early. */
+/**
+ * Text as a `code span` of at most `max` characters, on one line: a backtick inside would end the
+ * span early, and every run of white space or line breaks (NEL too) is one space.
+ */
 export function codeSpan(text: string, max = Number.POSITIVE_INFINITY): string {
-  const inner = escapeMrkdwn(text.replace(/`/g, "'").replace(/\s+/g, ' ').trim()) || ' ';
+  const inner = escapeMrkdwn(text.replace(/`/g, "'").replace(/[\s\u0085]+/g, ' ').trim()) || ' ';
   return `\`${clipText(inner, Math.max(1, max - 2))}\``;
 }
 
